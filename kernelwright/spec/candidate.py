@@ -1,0 +1,65 @@
+"""A candidate: a Python module defining ``ModelNew`` that builds its kernels through kernelwright."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from kernelwright.errors import CandidateError
+
+ParamValue = int | float | str | bool
+
+
+class Candidate(BaseModel):
+    """One kernel implementation of a task, identified by the hash of what it is.
+
+    ``source`` is the text of a Python module defining ``class ModelNew(nn.Module)`` with the
+    reference ``Model``'s constructor signature (the KernelBench convention). Its kernels are
+    built through kernelwright helpers such as ``kernelwright.tools.backends.sycl.load_inline``.
+
+    Example:
+        >>> c = Candidate(source="class ModelNew: ...", backend="sycl")
+        >>> len(c.id)
+        16
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    backend: str = "sycl"
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+    origin: str = "user"
+    parent: str | None = None
+    prompt_id: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        blob = json.dumps(
+            {"source": self.source, "backend": self.backend, "params": self.params},
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_file(cls, path: str | Path, backend: str | None = None, **kw: object) -> Candidate:
+        """Read a candidate module from disk; the backend is guessed from its imports if omitted."""
+        p = Path(path)
+        if not p.is_file():
+            raise CandidateError(
+                f"candidate file {p} does not exist: pass the path of a Python module that "
+                "defines ModelNew"
+            )
+        source = p.read_text()
+        return cls(source=source, backend=backend or guess_backend(source), origin=str(p), **kw)
+
+
+def guess_backend(source: str) -> str:
+    """Name the backend a candidate module builds its kernels with (``torch`` if none)."""
+    for name in ("sycl", "cuda", "cpp", "opencl"):
+        if f"backends.{name}" in source or f"backends import {name}" in source:
+            return "sycl" if name == "opencl" else name
+    return "torch"

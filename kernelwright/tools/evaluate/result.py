@@ -1,0 +1,127 @@
+"""What an evaluation returns: a correctness level, evidence, and timings as ratios."""
+
+from __future__ import annotations
+
+from enum import IntEnum, StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernelwright.tools.backends.base import KernelStats
+
+
+class Level(IntEnum):
+    """KernelFoundry's correctness ladder; higher is better, only CORRECT counts."""
+
+    SYNTAX_ERROR = 0
+    BUILD_FAILED = 1
+    RUNTIME_ERROR = 2
+    SHAPE_MISMATCH = 3
+    VALUE_MISMATCH = 4
+    CORRECT = 5
+
+
+class Flag(StrEnum):
+    """Reasons to distrust or reject a result; any REJECTING flag makes a candidate incorrect."""
+
+    SUSPICIOUS_SPEEDUP = "suspicious_speedup"  # > settings.suspicious_speedup, re-verified
+    INPUT_MUTATION = "input_mutation"
+    NONDETERMINISTIC = "nondeterministic"  # candidate outputs differ between calls / poisons
+    STALE_OUTPUT = "stale_output"  # candidate reused a result across inputs
+    FRAMEWORK_OPERATOR = "framework_operator"  # used torch compute the contract forbids
+    THREAD_INJECTION = "thread_injection"  # left threads running after a call
+    TIMER_TAMPERING = "timer_tampering"  # replaced the harness's clock or sync
+    PRECISION_DOWNGRADE = "precision_downgrade"  # matches fp32 ref but far worse than fp64
+    WRONG_OUTPUT_TYPE = "wrong_output_type"  # tensor subclass, wrong device/layout
+    DEGENERATE_TASK = "degenerate_task"  # the task's outputs do not depend on its inputs
+    TIMING_MISMATCH = "timing_mismatch"  # outputs produced during timing were wrong
+    EMULATED = "emulated"  # ran on the PTX emulator, not a GPU: verdict only, no timing
+
+
+REJECTING: frozenset[Flag] = frozenset(
+    {
+        Flag.INPUT_MUTATION,
+        Flag.NONDETERMINISTIC,
+        Flag.STALE_OUTPUT,
+        Flag.FRAMEWORK_OPERATOR,
+        Flag.THREAD_INJECTION,
+        Flag.TIMER_TAMPERING,
+        Flag.PRECISION_DOWNGRADE,
+        Flag.WRONG_OUTPUT_TYPE,
+        Flag.TIMING_MISMATCH,
+    }
+)
+
+
+class VariantCheck(BaseModel):
+    """Verification evidence for one shape variant, over every seed."""
+
+    model_config = ConfigDict(frozen=True)
+    variant: str
+    seeds: int
+    ok: bool
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    message: str | None = None
+
+
+class Timing(BaseModel):
+    """Interleaved reference/candidate timing; ``speedup`` = ref median / cand median."""
+
+    model_config = ConfigDict(frozen=True)
+    reference_median_s: float
+    reference_iqr_s: float
+    candidate_median_s: float
+    candidate_iqr_s: float
+    repeats: int
+    speedup: float
+    speedup_low: float  # (ref q25) / (cand q75): pessimistic end of the spread
+    speedup_high: float  # (ref q75) / (cand q25)
+
+
+class EvalResult(BaseModel):
+    """The verdict on one candidate for one task; a failure is data, not an exception."""
+
+    model_config = ConfigDict(frozen=True)
+    task_name: str
+    candidate_id: str
+    backend: str
+    level: Level
+    error: str | None = None
+    variants: list[VariantCheck] = Field(default_factory=list)
+    timing: Timing | None = None
+    flags: list[Flag] = Field(default_factory=list)
+    stats: dict[str, KernelStats] = Field(default_factory=dict)  # per kernel, from the builds
+    device: str | None = None
+    phases_s: dict[str, float] = Field(default_factory=dict)  # build / verify / time wall times
+
+    @property
+    def correct(self) -> bool:
+        return self.level == Level.CORRECT and not (set(self.flags) & REJECTING)
+
+    @property
+    def speedup(self) -> float | None:
+        return self.timing.speedup if self.timing and self.correct else None
+
+    @property
+    def max_error(self) -> dict[str, float | None]:
+        return {v.variant: v.max_abs_error for v in self.variants}
+
+    def summary(self) -> dict:
+        """The JSON object ``kernelwright eval --json`` prints."""
+        t = self.timing
+        return {
+            "task": self.task_name,
+            "candidate": self.candidate_id,
+            "backend": self.backend,
+            "correct": self.correct,
+            "level": int(self.level),
+            "level_name": self.level.name.lower(),
+            "error": self.error,
+            "speedup": t.speedup if t else None,
+            "speedup_low": t.speedup_low if t else None,
+            "speedup_high": t.speedup_high if t else None,
+            "max_error": self.max_error,
+            "flags": [f.value for f in self.flags],
+            "device": self.device,
+            "phases_s": self.phases_s,
+        }
