@@ -1,0 +1,48 @@
+"""Hardware is probed once here and exposed as markers; the default run needs no GPU/network."""
+
+from __future__ import annotations
+
+import shutil
+from functools import cache
+
+import pytest
+
+
+@cache
+def sycl_available() -> bool:
+    try:
+        from kernelwright.tools.backends import get_backend
+
+        return get_backend("sycl").status().usable
+    except Exception:
+        return False
+
+
+@cache
+def gpu_available() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    probes = {
+        "requires_sycl": (sycl_available, "the SYCL CPU device is not usable here"),
+        "requires_gpu": (gpu_available, "no CUDA device"),
+        "requires_nvcc": (lambda: shutil.which("nvcc") is not None, "nvcc is not on PATH"),
+    }
+    for item in items:
+        for marker, (probe, why) in probes.items():
+            if item.get_closest_marker(marker) and not probe():
+                item.add_marker(pytest.mark.skip(reason=why))
+
+
+@pytest.fixture
+def tmp_settings(tmp_path):
+    """Settings whose data and cache live under the test's temporary directory."""
+    from kernelwright.config import Settings
+
+    return Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache")
