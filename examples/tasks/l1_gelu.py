@@ -1,4 +1,4 @@
-"""L1: GELU (tanh approximation) on a 2-D activation tensor."""
+"""L1: GELU (tanh approximation) applied elementwise to a 2-D activation tensor."""
 
 import torch
 from torch import nn
