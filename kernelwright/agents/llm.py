@@ -1,0 +1,322 @@
+"""The LLM connection: settings, the chat-model factory, and a client that accounts and repairs.
+
+Any OpenAI-compatible server works (OpenAI, vLLM, Ollama, llama.cpp server). The API key is
+never stored: ``LLMSettings`` holds only the *name* of the environment variable that holds it.
+Retries with exponential backoff on 429, 408, 5xx, connection errors and timeouts are the
+OpenAI client's own (``max_retries``; it honours ``retry-after`` headers).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from kernelwright.agents._usage import UsageLedger, model_from_reply
+from kernelwright.errors import KernelwrightError
+from kernelwright.prompts import ReplyFormatError, extract_json, render
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_openai import ChatOpenAI
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+
+class LLMError(KernelwrightError, RuntimeError):
+    """The LLM endpoint cannot be used (unreachable, rejected the key, unknown model, ...)."""
+
+
+class LLMBudgetError(LLMError):
+    """A call was attempted after the run's token or cost budget was spent."""
+
+
+class LLMSettings(BaseSettings):
+    """How to reach the LLM and how much a run may spend; env vars ``KERNELWRIGHT_LLM_*``.
+
+    Example:
+        >>> s = LLMSettings(model="qwen2.5-coder", base_url="http://127.0.0.1:8000/v1")
+        >>> s.enabled, s.api_key_env
+        (True, 'OPENAI_API_KEY')
+    """
+
+    model_config = SettingsConfigDict(env_prefix="KERNELWRIGHT_LLM_", extra="forbid")
+
+    model: str | None = Field(None, description="model name; None = no LLM (offline policies)")
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = Field("OPENAI_API_KEY", description="NAME of the env var with the key")
+    temperature: float = Field(0.7, ge=0, le=2)
+    timeout_s: float = Field(120.0, gt=0, description="per request")
+    max_retries: int = Field(4, ge=0, description="on 429/5xx/timeouts, exponential backoff")
+    reply_max_tokens: int | None = Field(8192, ge=1, description="completion cap per reply")
+    max_tokens: int | None = Field(None, ge=1, description="token budget of a run")
+    max_cost: float | None = Field(None, gt=0, description="cost budget of a run, USD")
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="model -> (USD per 1M input, per 1M output tokens)"
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return self.model is not None
+
+    def price_for(self, model: str | None) -> tuple[float, float] | None:
+        """The price of ``model``: an exact entry, else the longest entry it starts with."""
+        name = model or self.model or ""
+        if name in self.prices:
+            return self.prices[name]
+        prefixes = [k for k in self.prices if name.startswith(k)]
+        return self.prices[max(prefixes, key=len)] if prefixes else None
+
+    def api_key(self) -> str:
+        """The key from ``$api_key_env``; a loopback server may run without one."""
+        key = os.environ.get(self.api_key_env)
+        if key:
+            return key
+        if _is_loopback(self.base_url):
+            return "no-key"
+        raise LLMError(
+            f"no API key for the LLM at {self.base_url}: environment variable "
+            f"{self.api_key_env} is not set. Export it, or name another variable with "
+            "--llm-api-key-env NAME."
+        )
+
+    def __repr__(self) -> str:
+        return f"LLMSettings(model={self.model!r}, base_url={self.base_url!r})"
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlparse(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def make_chat_model(settings: LLMSettings) -> ChatOpenAI:
+    """A ``ChatOpenAI`` for ``settings`` (Chat Completions API, usage reported when streaming)."""
+    from langchain_openai import ChatOpenAI
+
+    if not settings.enabled:
+        raise LLMError("no LLM model configured: pass --llm-model NAME (and --llm-base-url URL)")
+    return ChatOpenAI(
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key=settings.api_key(),
+        temperature=settings.temperature,
+        timeout=settings.timeout_s,
+        max_retries=settings.max_retries,
+        max_tokens=settings.reply_max_tokens,
+        use_responses_api=False,
+        stream_usage=True,
+    )
+
+
+def probe(settings: LLMSettings, timeout_s: float = 3.0) -> str | None:
+    """``None`` if ``GET {base_url}/models`` answers, else why not (for ``doctor``)."""
+    url = settings.base_url.rstrip("/") + "/models"
+    auth = {"Authorization": f"Bearer {_key_or_none(settings)}"}
+    request = urllib.request.Request(url, headers=auth)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s):  # noqa: S310 - user's own URL
+            return None
+    except urllib.error.HTTPError as exc:
+        usable = exc.code < 500 and exc.code not in (401, 403)
+        return None if usable else f"HTTP {exc.code} from {url}"
+    except (OSError, ValueError) as exc:
+        return f"cannot reach {url}: {exc}"
+
+
+def _key_or_none(settings: LLMSettings) -> str:
+    return os.environ.get(settings.api_key_env, "")
+
+
+def translate_error(exc: Exception, settings: LLMSettings) -> LLMError:
+    """An ``LLMError`` naming the endpoint, the problem and the fix for an OpenAI client error."""
+    import openai
+
+    url, model = settings.base_url, settings.model
+    tries = f"after {settings.max_retries} retries"
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMError(
+            f"the LLM at {url} did not answer within {settings.timeout_s:g} s ({tries}); "
+            "raise --llm-timeout or check the server's load"
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError(
+            f"cannot reach the LLM endpoint {url} ({tries}): {str(exc).rstrip('.')}. Check that "
+            "the server is "
+            "running and that --llm-base-url is right (it usually ends in /v1)"
+        )
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return LLMError(
+            f"the LLM at {url} rejected the API key from ${settings.api_key_env}: set a valid key"
+        )
+    if isinstance(exc, openai.NotFoundError):
+        return LLMError(
+            f"the LLM at {url} has no model {model!r} (or the URL is wrong): check --llm-model "
+            "and --llm-base-url"
+        )
+    if isinstance(exc, openai.RateLimitError):
+        return LLMError(f"the LLM at {url} is still rate limiting {tries}; wait or lower load")
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError(
+            f"the LLM at {url} answered HTTP {exc.status_code} ({tries}): {_short(exc)}. Check "
+            "the server's log; retry later or raise --llm-max-retries"
+        )
+    return LLMError(f"the LLM at {url} gave an unusable answer ({type(exc).__name__}: {exc})")
+
+
+def _short(exc: Exception) -> str:
+    lines = str(exc).splitlines()
+    text = "\n".join(line for line in lines if "For further information" not in line)
+    return text if len(text) < 400 else text[:400] + "..."
+
+
+class LLMClient:
+    """A chat model plus the run's usage ledger: every call is accounted and errors translated.
+
+    Example:
+        >>> client = LLMClient(make_chat_model(settings), settings)  # doctest: +SKIP
+        >>> reply = client.invoke("coder", [("user", "hello")])  # doctest: +SKIP
+        >>> client.ledger.totals().calls  # doctest: +SKIP
+        1
+    """
+
+    def __init__(
+        self, chat: BaseChatModel, settings: LLMSettings, ledger: UsageLedger | None = None
+    ) -> None:
+        self.chat = chat
+        self.settings = settings
+        self.ledger = ledger if ledger is not None else UsageLedger()
+
+    def __repr__(self) -> str:
+        return f"LLMClient({self.settings!r}, calls={self.ledger.totals().calls})"
+
+    def over_budget(self) -> str | None:
+        """Why the run must stop for budget reasons, or ``None``."""
+        return self.ledger.over_budget(self.settings)
+
+    def invoke(self, agent: str, messages: list[Any]) -> AIMessage:
+        """One chat completion for ``agent``; raises ``LLMError`` on any endpoint failure."""
+        return self._call(agent, self.chat.invoke, messages)
+
+    def invoke_runnable(self, agent: str, runnable: Any, messages: list[Any]) -> Any:
+        """Invoke a derived runnable (e.g. structured output with ``include_raw=True``)."""
+        return self._call(agent, runnable.invoke, messages)
+
+    def _call(self, agent: str, fn: Callable[[list[Any]], T], messages: list[Any]) -> T:
+        if (why := self.over_budget()) is not None:
+            raise LLMBudgetError(why)
+        try:
+            out = fn(messages)
+        except LLMError:
+            raise
+        except Exception as exc:
+            if _is_openai_error(exc) or isinstance(exc, json.JSONDecodeError):
+                raise translate_error(exc, self.settings) from exc
+            raise
+        raw = out.get("raw") if isinstance(out, dict) else out
+        self.record(agent, raw)
+        return out
+
+    def ask(
+        self, agent: str, messages: list[Any], parse: Callable[[str], T], want: str = "code"
+    ) -> T | None:
+        """Ask, parse the reply's text; a malformed reply is counted, fed back once, then dropped.
+
+        ``parse`` raises ``ReplyFormatError`` with a message meant for the model; ``want`` (code,
+        edits or json) picks the repair instruction. Returns ``None`` when both replies fail.
+        """
+        reply = self.invoke(agent, messages)
+        try:
+            return parse(reply_text(reply))
+        except ReplyFormatError as exc:
+            self._malformed(agent, exc, dropped=False)
+            retry = [*messages, reply, ("user", render("repair.j2", error=str(exc), want=want))]
+        reply = self.invoke(agent, retry)
+        try:
+            return parse(reply_text(reply))
+        except ReplyFormatError as exc:
+            self._malformed(agent, exc, dropped=True)
+            return None
+
+    def ask_structured(self, agent: str, messages: list[Any], schema: type[M]) -> M | None:
+        """Ask for a ``schema`` object through a tool call (JSON content accepted as fallback).
+
+        Same repair rule as ``ask``: one round of feedback, then ``None``.
+        """
+        runnable = self.chat.with_structured_output(
+            schema, method="function_calling", include_raw=True
+        )
+        for attempt in (1, 2):
+            out = self.invoke_runnable(agent, runnable, messages)
+            parsed, error = _structured(out, schema)
+            if parsed is not None:
+                return parsed
+            self._malformed(agent, error, dropped=attempt == 2)
+            messages = [*messages, *_repair_messages(out["raw"], str(error))]
+        return None
+
+    def _malformed(self, agent: str, error: Exception, *, dropped: bool) -> None:
+        self.ledger.count_malformed(agent, dropped=dropped)
+        action = "dropped" if dropped else "fed back"
+        log.warning("%s: malformed LLM reply %s: %s", agent, action, str(error)[:300])
+
+    def record(self, agent: str, reply: BaseMessage | None) -> None:
+        model = model_from_reply(reply)
+        call = self.ledger.add(agent, reply or {}, price=self.settings.price_for(model))
+        log.debug("%s: %d in / %d out tokens", agent, call.input_tokens, call.output_tokens)
+
+
+def reply_text(reply: Any) -> str:
+    """The text of a chat reply (string content, or the text parts of list content)."""
+    content = getattr(reply, "content", reply)
+    if isinstance(content, str):
+        return content
+    parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in content or []]
+    return "".join(parts)
+
+
+def _structured(out: dict, schema: type[M]) -> tuple[M | None, Exception]:
+    if out.get("parsed") is not None:
+        return out["parsed"], ValueError()
+    error = out.get("parsing_error")
+    try:
+        return schema.model_validate(extract_json(reply_text(out["raw"]))), ValueError()
+    except ReplyFormatError as exc:
+        return None, error or exc
+    except ValidationError as exc:
+        return None, ReplyFormatError(f"the JSON object does not fit the schema: {_short(exc)}")
+
+
+def _repair_messages(raw: Any, error: str) -> list[Any]:
+    from langchain_core.messages import ToolMessage
+
+    text = render("repair.j2", error=_short(Exception(error)), want="json")
+    calls = list(getattr(raw, "tool_calls", []) or []) + list(
+        getattr(raw, "invalid_tool_calls", []) or []
+    )
+    ids = [c["id"] for c in calls if c.get("id")]
+    if not ids:
+        return [raw, ("user", text)]
+    return [raw, *(ToolMessage(content=text, tool_call_id=i) for i in ids)]
+
+
+def _is_openai_error(exc: Exception) -> bool:
+    import openai
+
+    return isinstance(exc, openai.OpenAIError)
