@@ -1,0 +1,203 @@
+// kernelwright SYCL shim: a C ABI over the sycl_ext_oneapi_kernel_compiler extension.
+//
+// Built lazily by kernelwright.tools.backends._shim with plain g++ against the SYCL runtime
+// headers of the Python environment, and loaded with ctypes. The queue comes from dpctl
+// (SyclQueue.addressof_ref() is a sycl::queue*); kernels are sycl::kernel* either from a
+// bundle built here from SYCL source or from dpctl (SyclKernel.addressof_ref()).
+//
+// Every function catches all exceptions: errors come back as malloc'd text (kw_free_str).
+
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <sycl/sycl.hpp>
+#include <sycl/backend/opencl.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace syclexp = sycl::ext::oneapi::experimental;
+
+namespace {
+
+using exe_bundle = sycl::kernel_bundle<sycl::bundle_state::executable>;
+
+char *dup(const std::string &s) {
+  char *out = static_cast<char *>(std::malloc(s.size() + 1));
+  if (out) std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+template <typename F> int guarded(char **err, F &&body) {
+  try {
+    body();
+    return 0;
+  } catch (const sycl::exception &e) {
+    if (err) *err = dup(e.what());
+  } catch (const std::exception &e) {
+    if (err) *err = dup(e.what());
+  } catch (...) {
+    if (err) *err = dup("unknown C++ exception");
+  }
+  return 1;
+}
+
+// Scalars are set by width: the runtime copies the bytes, so a float travels as uint32.
+void set_scalar(sycl::handler &h, int i, const void *value, size_t size) {
+  switch (size) {
+  case 1: h.set_arg(i, *static_cast<const uint8_t *>(value)); break;
+  case 2: h.set_arg(i, *static_cast<const uint16_t *>(value)); break;
+  case 4: h.set_arg(i, *static_cast<const uint32_t *>(value)); break;
+  case 8: h.set_arg(i, *static_cast<const uint64_t *>(value)); break;
+  default: throw std::runtime_error("argument " + std::to_string(i) + ": scalar of " +
+                                    std::to_string(size) + " bytes (use 1, 2, 4 or 8)");
+  }
+}
+
+template <int N>
+sycl::event submit(sycl::queue &q, const sycl::kernel &k, int nargs, const int *kinds,
+                   const void *const *values, const size_t *sizes, const size_t *global,
+                   const size_t *local) {
+  sycl::range<N> g, l;
+  for (int d = 0; d < N; ++d) {
+    g[d] = global[d];
+    l[d] = local ? local[d] : 1;
+  }
+  return q.submit([&](sycl::handler &h) {
+    for (int i = 0; i < nargs; ++i) {
+      if (kinds[i] == 0)
+        h.set_arg(i, *static_cast<void *const *>(values[i]));
+      else
+        set_scalar(h, i, values[i], sizes[i]);
+    }
+    if (local)
+      h.parallel_for(sycl::nd_range<N>{g, l}, k);
+    else
+      h.parallel_for(g, k);
+  });
+}
+
+syclexp::source_language to_language(int language) {
+  return language == 1 ? syclexp::source_language::opencl : syclexp::source_language::sycl;
+}
+
+uint64_t elapsed_ns(const sycl::event &e) {
+  try {
+    auto start = e.get_profiling_info<sycl::info::event_profiling::command_start>();
+    auto end = e.get_profiling_info<sycl::info::event_profiling::command_end>();
+    return end > start ? end - start : 0;
+  } catch (const sycl::exception &) {
+    return 0;  // queue without profiling
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+int kw_abi_version() { return 1; }
+
+// 1 if the queue's device can compile source of `language` (0 SYCL, 1 OpenCL C), else 0.
+int kw_can_compile(void *queue_ptr, int language) {
+  try {
+    auto &q = *static_cast<sycl::queue *>(queue_ptr);
+    return q.get_device().ext_oneapi_can_compile(to_language(language)) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// Build source of `language` (0 SYCL, 1 OpenCL C) for the queue's device. On success *bundle is an opaque handle
+// (kw_free_bundle); *log holds the compiler's log (warnings) or the error text on failure.
+int kw_build(void *queue_ptr, int language, const char *source, const char *const *options, int n_options,
+             void **bundle, char **log) {
+  *bundle = nullptr;
+  *log = nullptr;
+  std::string build_log;
+  int rc = guarded(log, [&] {
+    auto &q = *static_cast<sycl::queue *>(queue_ptr);
+    auto src = syclexp::create_kernel_bundle_from_source(
+        q.get_context(), to_language(language), std::string(source));
+    std::vector<std::string> opts(options, options + n_options);
+    exe_bundle exe = syclexp::build(
+        src, {q.get_device()},
+        syclexp::properties{syclexp::build_options{opts}, syclexp::save_log{&build_log}});
+    *bundle = new exe_bundle(std::move(exe));
+  });
+  if (rc == 0 && !build_log.empty()) *log = dup(build_log);
+  return rc;
+}
+
+// A sycl::kernel* for `name` in the bundle (kw_free_kernel), or nullptr if it has none.
+void *kw_get_kernel(void *bundle, const char *name) {
+  try {
+    auto &b = *static_cast<exe_bundle *>(bundle);
+    if (!b.ext_oneapi_has_kernel(name)) return nullptr;
+    return new sycl::kernel(b.ext_oneapi_get_kernel(name));
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+// Launch. kinds[i]: 0 = pointer (values[i] points at the void*), 1 = scalar of sizes[i]
+// bytes. local may be null (the runtime picks). With wait, *ns gets the kernel's time from
+// event profiling (0 if unavailable).
+int kw_launch(void *queue_ptr, void *kernel, int nargs, const int *kinds,
+              const void *const *values, const size_t *sizes, int ndim, const size_t *global,
+              const size_t *local, int wait, uint64_t *ns, char **err) {
+  *ns = 0;
+  *err = nullptr;
+  return guarded(err, [&] {
+    auto &q = *static_cast<sycl::queue *>(queue_ptr);
+    auto &k = *static_cast<sycl::kernel *>(kernel);
+    sycl::event e;
+    if (ndim == 1) e = submit<1>(q, k, nargs, kinds, values, sizes, global, local);
+    else if (ndim == 2) e = submit<2>(q, k, nargs, kinds, values, sizes, global, local);
+    else if (ndim == 3) e = submit<3>(q, k, nargs, kinds, values, sizes, global, local);
+    else throw std::runtime_error("ndim must be 1, 2 or 3");
+    if (wait) {
+      e.wait_and_throw();
+      *ns = elapsed_ns(e);
+    }
+  });
+}
+
+int kw_wait(void *queue_ptr, char **err) {
+  *err = nullptr;
+  return guarded(err, [&] { static_cast<sycl::queue *>(queue_ptr)->wait_and_throw(); });
+}
+
+// Compile OpenCL C natively on the queue's OpenCL device only to read the build log (dpctl
+// reports OpenCL compile errors without it). Returns the clBuildProgram status.
+int kw_opencl_build_log(void *queue_ptr, const char *source, const char *options, char **log) {
+  *log = nullptr;
+  cl_int status = CL_SUCCESS;
+  int rc = guarded(log, [&] {
+    auto &q = *static_cast<sycl::queue *>(queue_ptr);
+    cl_context ctx = sycl::get_native<sycl::backend::opencl>(q.get_context());
+    cl_device_id dev = sycl::get_native<sycl::backend::opencl>(q.get_device());
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &source, nullptr, &status);
+    if (status == CL_SUCCESS) {
+      status = clBuildProgram(prog, 1, &dev, options, nullptr, nullptr);
+      size_t size = 0;
+      clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+      std::string text(size, '\0');
+      clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, text.data(), nullptr);
+      *log = dup(text.c_str());
+      clReleaseProgram(prog);
+    }
+    clReleaseContext(ctx);
+    clReleaseDevice(dev);
+  });
+  return rc != 0 ? -1 : status;
+}
+
+void kw_free_kernel(void *kernel) { delete static_cast<sycl::kernel *>(kernel); }
+void kw_free_bundle(void *bundle) { delete static_cast<exe_bundle *>(bundle); }
+void kw_free_str(char *s) { std::free(s); }
+
+}  // extern "C"

@@ -1,0 +1,260 @@
+"""SYCL on the Intel OpenCL CPU device: the default backend, no GPU needed.
+
+Sources are SYCL C++ free-function kernels compiled at run time through the
+``sycl_ext_oneapi_kernel_compiler`` extension (a small C++ shim, built once and cached), or
+OpenCL C (``language="opencl"``). Kernels take torch CPU tensors and numpy arrays as raw
+pointers (zero copy: the device supports system allocations).
+
+Example:
+    >>> from kernelwright.tools.backends import sycl
+    >>> kern = sycl.load_inline(SRC)  # doctest: +SKIP
+    >>> kern.vadd(a, b, c, n, global_size=(n,), local_size=(64,))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kernelwright.errors import BackendUnavailableError, LaunchError
+from kernelwright.tools.backends._args import Arg, as_range, convert_args
+from kernelwright.tools.backends._env import INSTALL_FIX, apply_runtime_env
+from kernelwright.tools.backends._shim import runtime_version, take_string
+from kernelwright.tools.backends._source import (
+    extern_c_names,
+    looks_like_opencl,
+    opencl_kernel_names,
+    source_hash,
+)
+from kernelwright.tools.backends._sycl_runtime import SyclRuntime, open_runtime
+from kernelwright.tools.backends._usm import SharedCopies
+from kernelwright.tools.backends.base import (
+    Backend,
+    BackendStatus,
+    BuildResult,
+    Kernel,
+    KernelModule,
+)
+
+if TYPE_CHECKING:
+    from kernelwright.config import Settings
+
+log = logging.getLogger(__name__)
+apply_runtime_env()  # before anything imports dpctl; the backend re-applies its own settings
+
+
+@dataclass
+class _Built:
+    """A successful build living in this process: the bundle and its kernel handles."""
+
+    result: BuildResult
+    bundle: Any  # shim bundle handle (SYCL), or dpctl program and kernels (OpenCL): kept alive
+    kernels: dict[str, int]
+    module: KernelModule | None = None
+
+
+class SyclKernel(Kernel):
+    """One kernel of a SYCL or OpenCL build; ``last_ns`` is its last profiled time (info only)."""
+
+    def __init__(self, backend: SyclBackend, name: str, pointer: int, owner: Any) -> None:
+        self.name = name
+        self.last_ns: int | None = None
+        self._backend = backend
+        self._pointer = pointer
+        self._owner = owner  # keeps the bundle alive
+
+    def __call__(
+        self, *args: Any, global_size: Any = None, local_size: Any = None, wait: bool = True
+    ) -> None:
+        """Launch over ``global_size`` (1–3 ints) work-items in groups of ``local_size``.
+
+        Args:
+            *args: Kernel arguments (tensors/arrays as pointers, int -> int32, float -> float32).
+            global_size: The global range, e.g. ``(n,)``; required.
+            local_size: The work-group size; ``None`` lets the runtime choose.
+            wait: Return only when the kernel has finished (else call ``synchronize()``).
+        """
+        if global_size is None:
+            raise LaunchError(f"{self.name}: give global_size=(n,) (and optionally local_size).")
+        glob = as_range(global_size, "global_size")
+        loc = None if local_size is None else as_range(local_size, "local_size")
+        if loc is not None and len(loc) != len(glob):
+            raise LaunchError(f"{self.name}: local_size {loc} and global_size {glob} differ "
+                              "in dimensions.")
+        self.last_ns = self._backend.launch(self, convert_args(args), glob, loc, wait)
+
+    def __repr__(self) -> str:
+        return f"SyclKernel({self.name!r})"
+
+
+class SyclBackend(Backend):
+    """Build and launch SYCL (and OpenCL C) kernels on the Intel OpenCL CPU device.
+
+    Args:
+        settings: Cache locations; default ``Settings()``.
+        zero_copy: Pass host pointers directly (default: when the device supports system
+            allocations); ``False`` copies every array through shared USM (for measurements).
+    """
+
+    name = "sycl"
+    languages = ("sycl", "opencl")
+
+    def __init__(self, settings: Settings | None = None, *, zero_copy: bool | None = None) -> None:
+        from kernelwright.config import Settings
+
+        self.settings = settings or Settings()
+        self._zero_copy = zero_copy
+        self._runtime: SyclRuntime | None = None
+        self._builds: dict[str, _Built] = {}
+
+    # -- runtime ---------------------------------------------------------------------------
+
+    @property
+    def runtime(self) -> SyclRuntime:
+        """The queue and shim, opened on first use (raises ``BackendUnavailableError``)."""
+        if self._runtime is None:
+            self._runtime = open_runtime(self.settings)
+        return self._runtime
+
+    @property
+    def zero_copy(self) -> bool:
+        return self.runtime.system_usm if self._zero_copy is None else self._zero_copy
+
+    def status(self) -> BackendStatus:
+        try:
+            rt = self.runtime
+        except BackendUnavailableError as exc:
+            return BackendStatus(name=self.name, can_compile=False, can_run=False,
+                                 detail=str(exc), fix=_fix_of(str(exc)))
+        dev = rt.device
+        can = rt.can_compile("sycl")
+        detail = "SYCL-RTC compiles on this device" if can else "SYCL-RTC cannot compile here"
+        detail += "; zero-copy host pointers" if self.zero_copy else "; arrays copied via USM"
+        return BackendStatus(
+            name=self.name, can_compile=can, can_run=True, device=f"{dev.name} ({dev.backend})",
+            version=f"sycl-rt {runtime_version()}, driver {dev.driver_version}",
+            detail=detail, fix=None if can else INSTALL_FIX,
+        )
+
+    # -- build -----------------------------------------------------------------------------
+
+    def build(
+        self, source: str, *, language: str | None = None, options: Sequence[str] = ()
+    ) -> BuildResult:
+        language = language or ("opencl" if looks_like_opencl(source) else "sycl")
+        if language not in self.languages:
+            raise ValueError(f"unknown language {language!r} for sycl; choose: sycl, opencl")
+        opts = list(options)
+        key = source_hash(source, language, opts, runtime_version())
+        if key in self._builds:
+            return self._builds[key].result.model_copy(update={"cached": True, "seconds": 0.0})
+        start = time.perf_counter()
+        keep: dict[str, Any] = {}
+        if language == "sycl":
+            bundle, text = self.runtime.build("sycl", source, opts)
+            pointers = {} if bundle is None else self._kernel_pointers(bundle, source)
+        else:
+            bundle, text = self.runtime.build_opencl(source, opts)
+            keep = {} if bundle is None else _opencl_kernels(bundle, source)
+            pointers = {n: int(k.addressof_ref()) for n, k in keep.items()}
+        result = self._result(language, opts, key, bundle is not None, text, start, pointers)
+        if result.ok:
+            self._builds[key] = _Built(result, (bundle, keep), pointers)
+        return result
+
+    def _kernel_pointers(self, bundle: int, source: str) -> dict[str, int]:
+        found = {n: self.runtime.get_kernel(bundle, n) for n in extern_c_names(source)}
+        return {n: p for n, p in found.items() if p}
+
+    def _result(self, language: str, opts: list[str], key: str, ok: bool, text: str,
+                start: float, names: list[str] | dict[str, int]) -> BuildResult:
+        marker = self.settings.cache_dir / "sycl-built" / key
+        cached = marker.exists()
+        if ok and not cached:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        return BuildResult(
+            backend=self.name, language=language, ok=ok, source_hash=key, options=opts,
+            log=text, seconds=time.perf_counter() - start, cached=cached and ok,
+            kernels=list(names),
+        )
+
+    # -- load and launch -------------------------------------------------------------------
+
+    def load(self, build: BuildResult) -> KernelModule:
+        if not build.ok:
+            raise ValueError("cannot load a failed build; read build.log for the compiler error")
+        if build.source_hash not in self._builds:
+            raise ValueError("this build was made by another process or backend instance; "
+                             "call load_inline(source) here instead")
+        built = self._builds[build.source_hash]
+        if built.module is None:
+            kernels: dict[str, Kernel] = {
+                name: SyclKernel(self, name, ptr, built) for name, ptr in built.kernels.items()
+            }
+            built.module = KernelModule(built.result, kernels)
+        return built.module
+
+    def launch(self, kernel: SyclKernel, args: list[Arg], glob: tuple[int, ...],
+               loc: tuple[int, ...] | None, wait: bool) -> int | None:
+        """Submit ``kernel`` with converted ``args``; return its profiled ns when waited for."""
+        if self.zero_copy:
+            return self._submit(kernel, args, glob, loc, wait)
+        with SharedCopies(self.runtime.queue, args) as staged:
+            return self._submit(kernel, staged, glob, loc, True)
+
+    def _submit(self, kernel: SyclKernel, args: list[Arg], glob: tuple[int, ...],
+                loc: tuple[int, ...] | None, wait: bool) -> int | None:
+        rt, n = self.runtime, len(args)
+        kinds = (ctypes.c_int * n)(*[0 if a.is_pointer else 1 for a in args])
+        values = (ctypes.c_void_p * n)(*[ctypes.addressof(a.value) for a in args])
+        sizes = (ctypes.c_size_t * n)(*[a.size for a in args])
+        g = (ctypes.c_size_t * 3)(*glob)
+        lo = None if loc is None else (ctypes.c_size_t * 3)(*loc)
+        ns, err = ctypes.c_uint64(), ctypes.c_void_p()
+        rc = rt.lib.kw_launch(rt.queue_ptr, kernel._pointer, n, kinds, values, sizes, len(glob),
+                              g, lo, int(wait), ctypes.byref(ns), ctypes.byref(err))
+        if rc != 0:
+            raise LaunchError(f"launching {kernel.name} failed: {take_string(rt.lib, err)}")
+        return ns.value if wait else None
+
+    def synchronize(self) -> None:
+        if self._runtime is not None:
+            self._runtime.wait()
+
+    def __repr__(self) -> str:
+        return f"SyclBackend(cache_dir={str(self.settings.cache_dir)!r})"
+
+
+def _opencl_kernels(program: Any, source: str) -> dict[str, Any]:
+    """The dpctl ``SyclKernel`` objects of an OpenCL program, by name."""
+    names = [n for n in opencl_kernel_names(source) if program.has_sycl_kernel(n)]
+    return {n: program.get_sycl_kernel(n) for n in names}
+
+
+def _fix_of(message: str) -> str:
+    if "g++" in message:
+        return "install g++ (Debian/Ubuntu: apt-get install g++)"
+    return INSTALL_FIX
+
+
+def _backend() -> Backend:
+    from kernelwright.tools.backends import get_backend
+
+    return get_backend("sycl")
+
+
+def load_inline(
+    source: str, *, language: str | None = None, options: Sequence[str] = ()
+) -> KernelModule:
+    """Build and load ``source`` with the process-wide SYCL backend (raises ``BuildError``)."""
+    return _backend().load_inline(source, language=language, options=options)
+
+
+def synchronize() -> None:
+    """Wait for all work the process-wide SYCL backend submitted."""
+    _backend().synchronize()
