@@ -90,6 +90,7 @@ class History(BaseModel):
     budget: int
     spent: int
     profiles: list[Profile]
+    round_sizes: list[int] = Field(default_factory=list)  # profiles per round, in order
     best: Profile | None = None
     last_decision: Decision | None = None
 
@@ -116,6 +117,12 @@ class Profiler(Protocol):
 @runtime_checkable
 class Critic(Protocol):
     def decide(self, plan: Plan, history: History, elapsed_s: float) -> Decision: ...
+
+
+def best_profile(profiles: list[Profile]) -> Profile | None:
+    """The correct profile with the highest speedup (ties: the earliest)."""
+    correct = [p for p in profiles if p.correct and p.speedup is not None]
+    return max(correct, key=lambda p: p.speedup or 0.0) if correct else None
 
 
 def stats_as_dict(stats: dict[str, KernelStats]) -> dict[str, dict[str, int | None]]:

@@ -1,0 +1,78 @@
+"""The critic: accept or reject a round's candidates and decide the next step, with a reason."""
+
+from __future__ import annotations
+
+from kernelwright.agents.protocols import Action, Decision, History, Plan, Profile
+
+ROOFLINE_STOP = 0.9  # stop when the best reaches this fraction of its roofline bound
+
+
+class RuleCritic:
+    """Offline critic: explicit rules, each decision with a one-line reason.
+
+    Rules, first match wins: budget or time spent -> stop; best at >= 90 % of its roofline bound
+    -> stop; the coder ran out of ideas -> stop; the round improved the best -> vary parameters
+    around it; ``patience`` rounds without improvement -> switch template (then hand over to the
+    search hook once every template was tried); otherwise vary parameters.
+
+    Example:
+        >>> RuleCritic(patience=2)
+        RuleCritic(patience=2)
+    """
+
+    def __init__(self, patience: int = 2, time_limit_s: float | None = None) -> None:
+        self.patience = patience
+        self.time_limit_s = time_limit_s
+
+    def decide(self, plan: Plan, history: History, elapsed_s: float) -> Decision:
+        round_profiles = _last_round(history)
+        accepted = [p.candidate_id for p in round_profiles if p.correct]
+        suspicious = [p.candidate_id for p in round_profiles if "suspicious_speedup" in p.flags]
+        action, reason = self._next(plan, history, elapsed_s, round_profiles)
+        return Decision(action=action, reason=reason, accepted=accepted, suspicious=suspicious)
+
+    def _next(self, plan: Plan, history: History, elapsed_s: float, last: list[Profile]):
+        best = history.best
+        if history.spent >= history.budget:
+            return Action.STOP, f"budget spent ({history.spent}/{history.budget} evaluations)"
+        if self.time_limit_s is not None and elapsed_s >= self.time_limit_s:
+            return Action.STOP, f"time limit reached ({elapsed_s:.0f}s >= {self.time_limit_s:.0f}s)"
+        fraction = best.roofline.fraction if best and best.roofline else None
+        if fraction is not None and fraction >= ROOFLINE_STOP:
+            return Action.STOP, f"best reaches {fraction:.0%} of its roofline bound"
+        if not last:
+            return Action.STOP, "the coder has no new candidates to propose"
+        if best is not None and best.candidate_id in {p.candidate_id for p in last}:
+            return Action.VARY_PARAMS, f"new best {best.speedup:.2f}x: vary its parameters"
+        stale = _rounds_without_improvement(history)
+        if stale >= self.patience:
+            tried = {p.template for p in history.profiles if p.template}
+            if len(tried) < len(plan.templates):
+                return Action.SWITCH_TEMPLATE, f"no improvement for {stale} rounds: next template"
+            return Action.SEARCH, f"no improvement for {stale} rounds and every template tried"
+        if last and not any(p.correct for p in last):
+            return Action.SWITCH_TEMPLATE, "no candidate of the round was correct"
+        return Action.VARY_PARAMS, "keep exploring around the best"
+
+    def __repr__(self) -> str:
+        return f"RuleCritic(patience={self.patience})"
+
+
+def _last_round(history: History) -> list[Profile]:
+    if not history.profiles:
+        return []
+    n = history.round_sizes[-1] if history.round_sizes else len(history.profiles)
+    return history.profiles[-n:]
+
+
+def _rounds_without_improvement(history: History) -> int:
+    best_so_far, stale, start = 0.0, 0, 0
+    for size in history.round_sizes:
+        round_best = max(
+            (p.speedup or 0.0 for p in history.profiles[start : start + size] if p.correct),
+            default=0.0,
+        )
+        stale = 0 if round_best > best_so_far else stale + 1
+        best_so_far = max(best_so_far, round_best)
+        start += size
+    return stale

@@ -1,0 +1,56 @@
+"""The profiler: turn a harness verdict into a Profile with a roofline position."""
+
+from __future__ import annotations
+
+from kernelwright.agents.protocols import Plan, Profile, Roofline, stats_as_dict
+from kernelwright.spec import Candidate
+from kernelwright.tools.evaluate.result import EvalResult
+from kernelwright.tools.peaks import MachinePeaks
+
+
+def roofline(plan: Plan, peaks: MachinePeaks, seconds: float | None) -> Roofline:
+    """Roofline bound for the task: ``t_min = max(bytes / BW, flops / peak)``; fraction = t_min/t."""
+    mem_s = plan.min_bytes / (peaks.bandwidth_gbps * 1e9)
+    cmp_s = plan.flops / (peaks.gflops * 1e9)
+    bound_s = max(mem_s, cmp_s)
+    if not seconds or seconds <= 0:
+        return Roofline(bound="memory" if mem_s >= cmp_s else "compute", bound_time_s=bound_s)
+    return Roofline(
+        bound="memory" if mem_s >= cmp_s else "compute",
+        bound_time_s=bound_s,
+        achieved_gbps=plan.min_bytes / seconds / 1e9,
+        achieved_gflops=plan.flops / seconds / 1e9,
+        fraction=bound_s / seconds,
+    )
+
+
+class RooflineProfiler:
+    """Offline profiler: harness verdict + build statistics + roofline against measured peaks.
+
+    Example:
+        >>> profiler = RooflineProfiler(peaks)  # doctest: +SKIP
+        >>> profile = profiler.profile(candidate, result, plan)  # doctest: +SKIP
+    """
+
+    def __init__(self, peaks: MachinePeaks) -> None:
+        self.peaks = peaks
+
+    def profile(self, candidate: Candidate, result: EvalResult, plan: Plan) -> Profile:
+        timing = result.timing if result.correct else None
+        return Profile(
+            candidate_id=candidate.id,
+            correct=result.correct,
+            level=int(result.level),
+            speedup=timing.speedup if timing else None,
+            speedup_low=timing.speedup_low if timing else None,
+            speedup_high=timing.speedup_high if timing else None,
+            flags=[f.value for f in result.flags],
+            error=(result.error or "")[:2000] or None,
+            roofline=roofline(plan, self.peaks, timing.candidate_median_s if timing else None),
+            stats=stats_as_dict(result.stats),
+            template=candidate.origin if candidate.origin.startswith("template:") else None,
+            params=dict(candidate.params),
+        )
+
+    def __repr__(self) -> str:
+        return f"RooflineProfiler({self.peaks.bandwidth_gbps:.1f} GB/s, {self.peaks.gflops:.0f} GFLOP/s)"

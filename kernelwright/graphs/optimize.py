@@ -1,0 +1,173 @@
+"""The optimisation loop as a LangGraph state machine.
+
+    planner -> coder -> evaluate (one branch per candidate, via Send) -> critic
+                 ^                                                        |
+                 +------------- vary / switch template / search <---------+ -> END on stop
+
+Every node is idempotent: the planner keeps an existing plan, each evaluation branch first looks
+for its result in the run store (keyed by candidate hash), so a resume after a crash never
+evaluates a candidate twice nor loses a finished evaluation. Runs use ``durability="sync"``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Send
+
+from kernelwright.agents.protocols import (
+    Action,
+    Coder,
+    Critic,
+    Planner,
+    Profile,
+    Profiler,
+)
+from kernelwright.config import Settings
+from kernelwright.graphs.state import EvalRequest, RunState, history_of
+from kernelwright.graphs.store import RunStore
+from kernelwright.spec import Candidate, Contract, Task, derive_contract
+from kernelwright.tools.evaluate.result import EvalResult
+
+log = logging.getLogger(__name__)
+
+Evaluator = Callable[[Task, Candidate], EvalResult]
+SearchHook = Callable[[Task, Contract, Any, Any, int], list[Candidate]]
+
+
+@dataclass
+class OptimizeContext:
+    """Everything the nodes use; injected, so tests and other policies can replace any part."""
+
+    settings: Settings
+    store: RunStore
+    planner: Planner
+    coder: Coder
+    profiler: Profiler
+    critic: Critic
+    evaluate: Evaluator
+    search: SearchHook | None = None  # the seam for the tuner / archive (R^3 inner loop)
+    batch_size: int = 2
+    _tasks: dict[str, tuple[Task, Contract]] = field(default_factory=dict)
+
+    def task(self, path: str) -> tuple[Task, Contract]:
+        """Load a task and derive its contract once per process."""
+        if path not in self._tasks:
+            task = Task.from_path(path)
+            self._tasks[path] = (task, derive_contract(task))
+        return self._tasks[path]
+
+    @cached_property
+    def lock(self):
+        import threading
+
+        return threading.Lock()
+
+
+def build_optimize_graph(context: OptimizeContext, checkpointer=None) -> CompiledStateGraph:
+    """Compile the planner -> coder -> evaluate -> critic loop over ``context``."""
+    nodes = _Nodes(context)
+    graph = StateGraph(RunState)
+    graph.add_node("planner", nodes.planner)
+    graph.add_node("coder", nodes.coder)
+    graph.add_node("search", nodes.search)
+    graph.add_node("evaluate", nodes.evaluate)
+    graph.add_node("critic", nodes.critic)
+    graph.add_edge(START, "planner")
+    graph.add_edge("planner", "coder")
+    graph.add_conditional_edges("coder", nodes.fan_out, ["evaluate", "critic"])
+    graph.add_conditional_edges("search", nodes.fan_out, ["evaluate", "critic"])
+    graph.add_edge("evaluate", "critic")
+    graph.add_conditional_edges("critic", nodes.route, ["coder", "search", END])
+    return graph.compile(checkpointer=checkpointer)
+
+
+class _Nodes:
+    def __init__(self, ctx: OptimizeContext) -> None:
+        self.ctx = ctx
+
+    def planner(self, state: RunState) -> dict:
+        if state.get("plan") is not None:
+            return {}
+        task, contract = self.ctx.task(state["task_path"])
+        plan = self.ctx.planner.plan(task, contract, state["backend"])
+        store = self.ctx.store
+        store.write_text(state["run_id"], "contract.txt", contract.render())
+        store.write_text(state["run_id"], "plan.json", plan.model_dump_json(indent=1))
+        store.update_meta(state["run_id"], status="running", plan=plan.strategy)
+        return {"plan": plan, "round": 0, "status": "running"}
+
+    def coder(self, state: RunState) -> dict:
+        return self._propose(state, self.ctx.coder.propose)
+
+    def search(self, state: RunState) -> dict:
+        return self._propose(state, self.ctx.search or self.ctx.coder.propose)
+
+    def _propose(self, state: RunState, propose) -> dict:
+        task, contract = self.ctx.task(state["task_path"])
+        history = history_of(state)
+        n = min(self.ctx.batch_size, history.budget - history.spent)
+        seen = {p.candidate_id for p in history.profiles}
+        fresh = [c for c in propose(task, contract, state["plan"], history, n) if c.id not in seen]
+        unique = list({c.id: c for c in fresh}.values())[: max(n, 0)]
+        for candidate in unique:
+            self.ctx.store.save_candidate(state["run_id"], candidate)
+        return {"pending": [c.id for c in unique], "round": history.round + 1}
+
+    def fan_out(self, state: RunState):
+        pending = state.get("pending") or []
+        if not pending:
+            return "critic"
+        return [
+            Send("evaluate", EvalRequest(run_id=state["run_id"], candidate_id=cid, plan=state["plan"]))
+            for cid in pending
+        ]
+
+    def evaluate(self, request: EvalRequest) -> dict:
+        run_id, cid = request["run_id"], request["candidate_id"]
+        store = self.ctx.store
+        cached = store.load_result(run_id, cid)
+        if cached is not None:  # finished before a crash: never evaluate twice
+            return {"profiles": [Profile.model_validate(cached["profile"])], "round_sizes": []}
+        meta = store.meta(run_id)
+        task, _ = self.ctx.task(meta["task_path"])
+        candidate = store.load_candidate(run_id, cid)
+        result = self.ctx.evaluate(task, candidate)
+        profile = self.ctx.profiler.profile(candidate, result, request["plan"])
+        record = {"result": result.model_dump(mode="json"), "profile": profile.model_dump(mode="json")}
+        store.save_result(run_id, cid, record)
+        store.log_evaluation(run_id, cid)
+        return {"profiles": [profile]}
+
+    def critic(self, state: RunState) -> dict:
+        history = history_of(state)
+        size = len(state.get("pending") or [])
+        history = history.model_copy(update={"round_sizes": [*history.round_sizes, size]})
+        elapsed = time.time() - state.get("started", time.time())
+        decision = self.ctx.critic.decide(state["plan"], history, elapsed)
+        log.info("critic: %s (%s)", decision.action.value, decision.reason)
+        done = decision.action == Action.STOP
+        best = history.best
+        self.ctx.store.update_meta(
+            state["run_id"],
+            status="done" if done else "running",
+            best_speedup=best.speedup if best else None,
+            evaluations=history.spent,
+        )
+        update = {"decisions": [decision], "round_sizes": [size], "pending": []}
+        return {**update, "status": "done"} if done else update
+
+    def route(self, state: RunState) -> str:
+        action = state["decisions"][-1].action
+        if action == Action.STOP:
+            return END
+        if action == Action.SEARCH and self.ctx.search is not None:
+            return "search"
+        return "coder"

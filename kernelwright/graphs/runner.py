@@ -1,0 +1,165 @@
+"""Start, resume and summarise optimisation runs: the graph wired to a checkpointer and a store."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from kernelwright.agents.protocols import Profile, best_profile
+from kernelwright.config import Settings
+from kernelwright.errors import RunStoreError
+from kernelwright.graphs.optimize import OptimizeContext, build_optimize_graph
+from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
+from kernelwright.spec import Task
+
+Observer = Callable[[str, dict[str, Any]], None]  # (node name, state update)
+
+
+class RunReport(BaseModel):
+    """What ``kernelwright optimize --json`` prints."""
+
+    run_id: str
+    task: str
+    status: str
+    correct: bool
+    best_speedup: float | None
+    speedup_low: float | None
+    speedup_high: float | None
+    evaluations: int
+    roofline_fraction: float | None
+    kernel_path: str | None
+    best_candidate: str | None
+    store: str
+
+
+@contextlib.contextmanager
+def offline_context(settings: Settings, store: RunStore) -> Iterator[OptimizeContext]:
+    """The default team: rule planner, template coder, roofline profiler, rule critic, and the
+    sandboxed harness with one warm worker per task."""
+    from kernelwright.agents.coder import TemplateCoder
+    from kernelwright.agents.critic import RuleCritic
+    from kernelwright.agents.planner import RulePlanner
+    from kernelwright.agents.profiler import RooflineProfiler
+    from kernelwright.tools.evaluate import WorkerPool, evaluate
+    from kernelwright.tools.peaks import machine_peaks
+
+    with WorkerPool(settings) as pool:
+        yield OptimizeContext(
+            settings=settings,
+            store=store,
+            planner=RulePlanner(),
+            coder=TemplateCoder(seed=settings.seed),
+            profiler=RooflineProfiler(machine_peaks(settings.cache_dir)),
+            critic=RuleCritic(time_limit_s=settings.time_limit_s),
+            evaluate=lambda task, cand: evaluate(task, cand, settings=settings, pool=pool),
+            batch_size=settings.max_concurrent_evals * 2,
+        )
+
+
+def store_root(settings: Settings, store: str | Path | None) -> Path:
+    return Path(store) if store else settings.data_dir
+
+
+def start_run(
+    task_path: str | Path,
+    settings: Settings,
+    *,
+    run_id: str | None = None,
+    store: str | Path | None = None,
+    observer: Observer | None = None,
+    context_factory=offline_context,
+) -> RunReport:
+    """Begin a new run (or continue ``run_id`` if it already exists) and drive it to the end."""
+    task = Task.from_path(task_path)
+    runs = RunStore(store_root(settings, store))
+    run_id = run_id or new_run_id(task.name)
+    fresh = run_id not in runs.run_ids()
+    if fresh:
+        runs.create_run(
+            run_id,
+            {"task": task.name, "task_path": str(task.path), "backend": settings.backend,
+             "budget": settings.budget, "status": "created"},
+        )
+    initial = None
+    if fresh:
+        initial = {"run_id": run_id, "task_path": str(task.path), "backend": settings.backend,
+                   "budget": settings.budget, "started": time.time(), "plan": None}
+    return _drive(runs, run_id, settings, initial, observer, context_factory)
+
+
+def resume_run(
+    run_id: str,
+    settings: Settings,
+    *,
+    store: str | Path | None = None,
+    observer: Observer | None = None,
+    context_factory=offline_context,
+) -> RunReport:
+    """Continue a run from its last checkpoint (a finished run just reports)."""
+    runs = RunStore(store_root(settings, store))
+    meta = runs.meta(run_id)
+    settings = settings.model_copy(update={"backend": meta["backend"], "budget": meta["budget"]})
+    return _drive(runs, run_id, settings, None, observer, context_factory)
+
+
+def _drive(runs, run_id, settings, initial, observer, context_factory) -> RunReport:
+    saver = open_checkpointer(runs.root)
+    config = {
+        "configurable": {"thread_id": run_id},
+        "max_concurrency": settings.max_concurrent_evals,
+        "recursion_limit": 10_000,
+    }
+    with context_factory(settings, runs) as ctx:
+        graph = build_optimize_graph(ctx, checkpointer=saver)
+        for chunk in graph.stream(initial, config, stream_mode="updates", durability="sync"):
+            for node, update in chunk.items():
+                if observer is not None:
+                    observer(node, update or {})
+        state = graph.get_state(config)
+    if state.next or state.tasks:
+        raise RunStoreError(f"run {run_id} stopped before finishing; `kernelwright resume {run_id}`")
+    return finish_report(runs, run_id, state.values)
+
+
+def finish_report(runs: RunStore, run_id: str, values: dict[str, Any]) -> RunReport:
+    """Save the best candidate and write the report; idempotent."""
+    profiles: list[Profile] = list(values.get("profiles") or [])
+    best = best_profile(profiles)
+    kernel_path = None
+    if best is not None:
+        candidate = runs.load_candidate(run_id, best.candidate_id)
+        kernel_path = str(runs.write_text(run_id, "best/candidate.py", candidate.source))
+    meta = runs.update_meta(
+        run_id,
+        status="done",
+        best_speedup=best.speedup if best else None,
+        evaluations=len(profiles),
+    )
+    return RunReport(
+        run_id=run_id,
+        task=meta["task"],
+        status="done",
+        correct=best is not None,
+        best_speedup=best.speedup if best else None,
+        speedup_low=best.speedup_low if best else None,
+        speedup_high=best.speedup_high if best else None,
+        evaluations=len(profiles),
+        roofline_fraction=best.roofline.fraction if best and best.roofline else None,
+        kernel_path=kernel_path,
+        best_candidate=best.candidate_id if best else None,
+        store=str(runs.root),
+    )
+
+
+def run_state(run_id: str, settings: Settings, store: str | Path | None = None) -> dict[str, Any]:
+    """The latest checkpointed state of a run (without running anything)."""
+    runs = RunStore(store_root(settings, store))
+    runs.meta(run_id)  # a clear error for unknown ids
+    saver = open_checkpointer(runs.root)
+    tup = saver.get_tuple({"configurable": {"thread_id": run_id}})
+    return dict(tup.checkpoint["channel_values"]) if tup else {}

@@ -1,0 +1,48 @@
+"""The graph state: small, serialisable, JSON-like plus declared pydantic models.
+
+Sources, logs and results live in the run store, referenced by candidate id (a content hash).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, TypedDict
+
+from kernelwright.agents.protocols import Decision, History, Plan, Profile, best_profile
+
+
+class RunState(TypedDict, total=False):
+    run_id: str
+    task_path: str
+    backend: str
+    budget: int
+    started: float
+    plan: Plan | None
+    round: int
+    pending: list[str]  # candidate ids proposed for the current round
+    round_sizes: Annotated[list[int], operator.add]
+    profiles: Annotated[list[Profile], operator.add]
+    decisions: Annotated[list[Decision], operator.add]
+    status: str  # "running" | "done"
+
+
+class EvalRequest(TypedDict):
+    """The payload each parallel evaluation branch receives through ``Send``."""
+
+    run_id: str
+    candidate_id: str
+    plan: Plan
+
+
+def history_of(state: RunState) -> History:
+    profiles = list(state.get("profiles") or [])
+    decisions = state.get("decisions") or []
+    return History(
+        round=state.get("round", 0),
+        budget=state["budget"],
+        spent=len(profiles),
+        profiles=profiles,
+        round_sizes=list(state.get("round_sizes") or []),
+        best=best_profile(profiles),
+        last_decision=decisions[-1] if decisions else None,
+    )

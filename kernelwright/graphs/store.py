@@ -1,0 +1,141 @@
+"""Where runs live: a SQLite checkpointer for the graph state and a run store for artifacts.
+
+Layout under ``settings.data_dir`` (or ``--store PATH``)::
+
+    checkpoints.sqlite          LangGraph SqliteSaver, thread id = run id
+    runs/<run_id>/meta.json     task, backend, budget, status, timestamps
+    runs/<run_id>/candidates/<candidate id>.py|.json   sources by content hash
+    runs/<run_id>/results/<candidate id>.json          EvalResult + Profile (idempotency cache)
+    runs/<run_id>/evaluations.log                      one line per evaluation actually run
+    runs/<run_id>/best/                                the best candidate module and report
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from kernelwright.errors import RunStoreError
+from kernelwright.spec import Candidate
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def new_run_id(task_name: str) -> str:
+    return f"{task_name}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+class RunStore:
+    """Artifacts of every run under one root; small JSON and sources, written atomically.
+
+    Example:
+        >>> store = RunStore(tmp_path)  # doctest: +SKIP
+        >>> store.save_candidate("run-1", candidate)  # doctest: +SKIP
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.runs_dir = self.root / "runs"
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.root)!r})"
+
+    # -- runs -----------------------------------------------------------------------------
+    def run_dir(self, run_id: str) -> Path:
+        return self.runs_dir / run_id
+
+    def create_run(self, run_id: str, meta: dict[str, Any]) -> None:
+        now = time.time()
+        self.write_meta(run_id, {**meta, "run_id": run_id, "started": now, "updated": now})
+
+    def write_meta(self, run_id: str, meta: dict[str, Any]) -> None:
+        _atomic_write(self.run_dir(run_id) / "meta.json", json.dumps(meta, indent=1))
+
+    def update_meta(self, run_id: str, **changes: Any) -> dict[str, Any]:
+        meta = {**self.meta(run_id), **changes, "updated": time.time()}
+        self.write_meta(run_id, meta)
+        return meta
+
+    def meta(self, run_id: str) -> dict[str, Any]:
+        path = self.run_dir(run_id) / "meta.json"
+        if not path.exists():
+            known = ", ".join(self.run_ids()[-5:]) or "none yet"
+            raise RunStoreError(
+                f"no run {run_id!r} in {self.root}: list runs with `kernelwright runs` "
+                f"(latest: {known}) or pass --store with the directory that holds it"
+            )
+        return json.loads(path.read_text())
+
+    def run_ids(self) -> list[str]:
+        runs = [p for p in self.runs_dir.iterdir() if (p / "meta.json").exists()]
+        return [p.name for p in sorted(runs, key=lambda p: p.stat().st_mtime)]
+
+    # -- candidates and results -----------------------------------------------------------
+    def save_candidate(self, run_id: str, candidate: Candidate) -> Path:
+        base = self.run_dir(run_id) / "candidates" / candidate.id
+        if not base.with_suffix(".py").exists():
+            _atomic_write(base.with_suffix(".json"), candidate.model_dump_json(exclude={"source"}))
+            _atomic_write(base.with_suffix(".py"), candidate.source)
+        return base.with_suffix(".py")
+
+    def load_candidate(self, run_id: str, candidate_id: str) -> Candidate:
+        base = self.run_dir(run_id) / "candidates" / candidate_id
+        meta = json.loads(base.with_suffix(".json").read_text())
+        meta.pop("id", None)
+        return Candidate(source=base.with_suffix(".py").read_text(), **meta)
+
+    def save_result(self, run_id: str, candidate_id: str, record: dict[str, Any]) -> None:
+        path = self.run_dir(run_id) / "results" / f"{candidate_id}.json"
+        _atomic_write(path, json.dumps(record))
+
+    def load_result(self, run_id: str, candidate_id: str) -> dict[str, Any] | None:
+        path = self.run_dir(run_id) / "results" / f"{candidate_id}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def log_evaluation(self, run_id: str, candidate_id: str) -> None:
+        with open(self.run_dir(run_id) / "evaluations.log", "a") as fh:
+            fh.write(f"{time.time():.3f} {os.getpid()} {candidate_id}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def evaluations(self, run_id: str) -> list[str]:
+        path = self.run_dir(run_id) / "evaluations.log"
+        return [line.split()[-1] for line in path.read_text().splitlines()] if path.exists() else []
+
+    def write_text(self, run_id: str, relative: str, text: str) -> Path:
+        path = self.run_dir(run_id) / relative
+        _atomic_write(path, text)
+        return path
+
+
+def open_checkpointer(root: str | Path) -> SqliteSaver:
+    """A SQLite checkpointer in WAL mode under ``root`` (one file for every run)."""
+    path = Path(root) / "checkpoints.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return SqliteSaver(conn, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES))
+
+
+# The pydantic models and enums the graph state holds; allow-listed for the msgpack serializer.
+STATE_TYPES = [
+    ("kernelwright.agents.protocols", name)
+    for name in ("Plan", "Profile", "Roofline", "Decision", "Action")
+] + [
+    ("kernelwright.tools.opgraph", "OperatorClass"),
+    ("kernelwright.spec.contract", "ImplementationSpace"),
+]

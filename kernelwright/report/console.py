@@ -1,0 +1,93 @@
+"""Rich renderings for the CLI: verdicts, tables, run reports. Nothing here computes results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def speedup_text(speedup: float | None, low: float | None, high: float | None) -> str:
+    if speedup is None:
+        return "-"
+    if low is None or high is None:
+        return f"{speedup:.2f}x"
+    return f"{speedup:.2f}x [{low:.2f}-{high:.2f}]"
+
+
+def verdict_text(summary: dict[str, Any]) -> str:
+    if summary["correct"]:
+        return "[green]correct[/green]"
+    return f"[red]{summary['level_name']}[/red]"
+
+
+def print_eval(console: Console, summary: dict[str, Any]) -> None:
+    """One candidate's verdict, per-variant max error, speedup with spread and flags."""
+    console.print(f"[bold]{summary['task']}[/bold] candidate {summary['candidate']} "
+                  f"on {summary['backend']} ({summary.get('device') or 'unknown device'})")
+    console.print(f"verdict: {verdict_text(summary)} (level {summary['level']}/5)")
+    table = Table("variant", "max abs error")
+    for variant, err in summary["max_error"].items():
+        table.add_row(variant, "-" if err is None else f"{err:.3g}")
+    console.print(table)
+    console.print("speedup over PyTorch eager: "
+                  + speedup_text(summary["speedup"], summary["speedup_low"], summary["speedup_high"]))
+    if summary["flags"]:
+        console.print(f"[yellow]flags: {', '.join(summary['flags'])}[/yellow]")
+    if summary["error"]:
+        console.print(f"[red]error:[/red] {summary['error'][:4000]}")
+
+
+def eval_table(rows: list[dict[str, Any]]) -> Table:
+    """One row per (task, candidate) evaluation."""
+    table = Table("task", "candidate", "verdict", "max error", "speedup [IQR]", "flags",
+                  title="Example candidates on the embedded default (SYCL CPU device)")
+    for s in rows:
+        errors = [e for e in s["max_error"].values() if e is not None]
+        table.add_row(
+            s["task"], s.get("name", s["candidate"]), verdict_text(s),
+            f"{max(errors):.2g}" if errors else "-",
+            speedup_text(s["speedup"], s["speedup_low"], s["speedup_high"]),
+            ", ".join(s["flags"]) or "",
+        )
+    return table
+
+
+def status_table(statuses: list[Any]) -> Table:
+    table = Table("backend", "compiles", "runs", "device", "version", "detail / fix",
+                  title="kernelwright doctor")
+    for s in statuses:
+        yes = lambda b: "[green]yes[/green]" if b else "[red]no[/red]"  # noqa: E731
+        note = s.detail + (f"\n[yellow]fix:[/yellow] {s.fix}" if s.fix else "")
+        table.add_row(s.name, yes(s.can_compile), yes(s.can_run), s.device or "-",
+                      s.version or "-", note)
+    return table
+
+
+def runs_table(metas: list[dict[str, Any]]) -> Table:
+    import time
+
+    fmt = lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-"  # noqa: E731
+    table = Table("run id", "task", "status", "best speedup", "evaluations", "started", "updated")
+    for m in metas:
+        best = m.get("best_speedup")
+        table.add_row(m["run_id"], m["task"], m.get("status", "?"),
+                      f"{best:.2f}x" if best else "-", str(m.get("evaluations", 0)),
+                      fmt(m.get("started")), fmt(m.get("updated")))
+    return table
+
+
+def print_report(console: Console, report: Any) -> None:
+    r = report
+    console.rule(f"run {r.run_id}")
+    if not r.correct:
+        console.print("[red]no correct candidate was found[/red] "
+                      f"after {r.evaluations} evaluations")
+        return
+    console.print(f"best speedup over PyTorch eager: [bold green]"
+                  f"{speedup_text(r.best_speedup, r.speedup_low, r.speedup_high)}[/bold green]")
+    console.print(f"correctness: verified on every shape variant x seeds, candidate {r.best_candidate}")
+    if r.roofline_fraction is not None:
+        console.print(f"roofline: {r.roofline_fraction:.1%} of this machine's bound")
+    console.print(f"evaluations: {r.evaluations}; best candidate module: {r.kernel_path}")

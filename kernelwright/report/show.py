@@ -1,0 +1,60 @@
+"""``kernelwright show RUN_ID``: the best kernel, its evidence, and the decision history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+
+from kernelwright.agents.protocols import best_profile
+from kernelwright.config import Settings
+from kernelwright.graphs.runner import run_state, store_root
+from kernelwright.graphs.store import RunStore
+from kernelwright.report.console import speedup_text
+
+
+def print_run(console: Console, run_id: str, settings: Settings, store: Path | None,
+              archive: bool = False) -> None:
+    runs = RunStore(store_root(settings, store))
+    meta = runs.meta(run_id)
+    state = run_state(run_id, settings, store)
+    profiles = list(state.get("profiles") or [])
+    console.rule(f"run {run_id} — task {meta['task']} ({meta.get('status')})")
+    plan = state.get("plan")
+    if plan is not None:
+        console.print(f"plan: {plan.operator_class.value}, space {plan.implementation_space.value}, "
+                      f"backend {plan.backend}\n  strategy: {plan.strategy}\n  why: {plan.rationale}")
+    table = Table("#", "candidate", "template", "verdict", "speedup [IQR]", "roofline", "flags")
+    for i, p in enumerate(profiles, 1):
+        frac = p.roofline.fraction if p.roofline else None
+        table.add_row(str(i), p.candidate_id, p.template or "-",
+                      "correct" if p.correct else f"level {p.level}",
+                      speedup_text(p.speedup, p.speedup_low, p.speedup_high),
+                      f"{frac:.1%}" if frac else "-", ", ".join(p.flags))
+    console.print(table)
+    console.print("decisions:")
+    for i, d in enumerate(state.get("decisions") or [], 1):
+        console.print(f"  {i}. {d.action.value}: {d.reason}")
+    best = best_profile(profiles)
+    if best is None:
+        console.print("[red]no correct candidate[/red]")
+        return
+    console.print(f"best: {best.candidate_id} "
+                  f"{speedup_text(best.speedup, best.speedup_low, best.speedup_high)} "
+                  f"params {best.params}")
+    source = runs.load_candidate(run_id, best.candidate_id).source
+    console.print(Syntax(source, "python", line_numbers=False))
+    if archive:
+        _print_archive(console, runs, run_id)
+
+
+def _print_archive(console: Console, runs: RunStore, run_id: str) -> None:
+    path = runs.run_dir(run_id) / "archive.json"
+    if not path.exists():
+        console.print("this run has no MAP-Elites archive (it was not run with the search hook)")
+        return
+    from kernelwright.tools.evolve.archive import MapElitesArchive
+
+    console.print(MapElitesArchive.load(path).render_grid())
