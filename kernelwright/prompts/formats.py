@@ -82,6 +82,14 @@ def extract_module(text: str, must_define: str = "ModelNew") -> str:
     return _checked_python(max(defining, key=lambda b: len(b.text)).text, wanted, must_define)
 
 
+def check_module(src: str, must_define: str = "ModelNew") -> str:
+    """``src`` itself if it parses as Python and defines ``class must_define``; else raise."""
+    wanted = re.compile(rf"^class\s+{re.escape(must_define)}\b", re.MULTILINE)
+    if not wanted.search(src):
+        raise ReplyFormatError(f"the resulting module no longer defines `class {must_define}`")
+    return _checked_python(src, wanted, must_define)
+
+
 def _checked_python(src: str, wanted: re.Pattern[str], name: str, bare: bool = False) -> str:
     if bare and not wanted.search(src):
         raise ReplyFormatError(
