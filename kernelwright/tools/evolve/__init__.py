@@ -1,0 +1,26 @@
+"""Quality-diversity search: MAP-Elites archive, behaviour descriptors, parent selection."""
+
+from kernelwright.tools.evolve.archive import MapElitesArchive
+from kernelwright.tools.evolve.descriptors import (
+    AXES,
+    Descriptor,
+    MachinePeaks,
+    describe,
+    measured_bound,
+)
+from kernelwright.tools.evolve.islands import Elite, fitness
+from kernelwright.tools.evolve.selection import Mode, ParentSelector, Selection
+
+__all__ = [
+    "AXES",
+    "Descriptor",
+    "Elite",
+    "MachinePeaks",
+    "MapElitesArchive",
+    "Mode",
+    "ParentSelector",
+    "Selection",
+    "describe",
+    "fitness",
+    "measured_bound",
+]
