@@ -71,7 +71,7 @@ class UsageLedger(BaseModel):
 
     Example:
         >>> ledger = UsageLedger()
-        >>> ledger.add("coder", {"input_tokens": 1200, "output_tokens": 300}, price=(1.0, 4.0))
+        >>> _ = ledger.add("coder", {"input_tokens": 1200, "output_tokens": 300}, price=(1.0, 4.0))
         >>> ledger.totals().total_tokens, round(ledger.totals().cost_usd, 6)
         (1500, 0.0024)
     """

@@ -42,7 +42,7 @@ def _matches(values: list[str], wanted: str) -> bool:
 @cache
 def load_advice() -> tuple[Advice, ...]:
     """Every advice entry shipped with kernelwright (read once)."""
-    root = resources.files(__name__.rpartition(".")[0])
+    root = resources.files("kernelwright.tools.knowledge")
     entries: list[Advice] = []
     for item in sorted(root.iterdir(), key=lambda p: p.name):
         if item.name.endswith(".yaml"):
