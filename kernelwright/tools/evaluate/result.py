@@ -93,6 +93,7 @@ class EvalResult(BaseModel):
     stats: dict[str, KernelStats] = Field(default_factory=dict)  # per kernel, from the builds
     device: str | None = None
     phases_s: dict[str, float] = Field(default_factory=dict)  # build / verify / time wall times
+    observations: dict[str, dict] = Field(default_factory=dict)  # timing observers' results
 
     @property
     def correct(self) -> bool:

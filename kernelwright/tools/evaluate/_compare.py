@@ -1,0 +1,99 @@
+"""Comparing output lists: types, shapes, values under a tolerance, and exact agreement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from kernelwright.spec import Contract
+from kernelwright.tools.evaluate._loader import Rejected
+from kernelwright.tools.evaluate.result import Flag, Level
+
+
+def as_outputs(value: Any) -> list[torch.Tensor]:
+    """The candidate's return value as a list of plain, dense, CPU tensors, or ``Rejected``."""
+    items = list(value) if isinstance(value, tuple | list) else [value]
+    for i, item in enumerate(items):
+        problem = _type_problem(item)
+        if problem:
+            raise Rejected(
+                Level.SHAPE_MISMATCH,
+                f"output {i} {problem}; return plain dense CPU torch.Tensor objects",
+                {Flag.WRONG_OUTPUT_TYPE},
+            )
+    return items
+
+
+def _type_problem(item: Any) -> str | None:
+    if type(item) is not torch.Tensor:
+        return f"is a {type(item).__module__}.{type(item).__qualname__}, not torch.Tensor"
+    if item.device.type != "cpu":
+        return f"is on device {item.device}"
+    if item.layout != torch.strided:
+        return f"has layout {item.layout}"
+    return None
+
+
+def check_shapes(cand: list[torch.Tensor], ref: list[torch.Tensor]) -> None:
+    """Raise ``Rejected(SHAPE_MISMATCH)`` unless counts, shapes and dtypes agree."""
+    if len(cand) != len(ref):
+        raise Rejected(Level.SHAPE_MISMATCH, f"{len(cand)} outputs, the reference has {len(ref)}")
+    for i, (c, r) in enumerate(zip(cand, ref, strict=True)):
+        if c.shape != r.shape or c.dtype != r.dtype:
+            raise Rejected(
+                Level.SHAPE_MISMATCH,
+                f"output {i} is {c.dtype}{list(c.shape)}, the reference gives "
+                f"{r.dtype}{list(r.shape)}",
+            )
+
+
+def errors(cand: list[torch.Tensor], ref: list[torch.Tensor], contract: Contract):
+    """``(all_close, max_abs, max_rel, message)``; rel error is ``|c - r| / (|r| + atol)``."""
+    ok, max_abs, max_rel, message = True, 0.0, 0.0, None
+    for i, (c, r) in enumerate(zip(cand, ref, strict=True)):
+        tol = contract.tolerance_for(str(r.dtype))
+        close = torch.allclose(c, r, atol=tol.atol, rtol=tol.rtol, equal_nan=True) \
+            if r.is_floating_point() or r.is_complex() else torch.equal(c, r)
+        diff = (c.double() - r.double()).abs() if r.numel() else torch.zeros(1)
+        abs_err = float(diff.max()) if diff.numel() else 0.0
+        rel = diff / (r.double().abs() + max(tol.atol, 1e-12)) if r.numel() else diff
+        rel_err = float(rel.max()) if rel.numel() else 0.0
+        max_abs, max_rel = _nanmax(max_abs, abs_err), _nanmax(max_rel, rel_err)
+        if not close and ok:
+            ok = False
+            message = (f"output {i} differs from the reference: max abs error {abs_err:.3g}, "
+                       f"max rel error {rel_err:.3g} (atol={tol.atol:g}, rtol={tol.rtol:g})")
+    return ok, max_abs, max_rel, message
+
+
+def _nanmax(a: float, b: float) -> float:
+    return b if b != b or b > a else a  # NaN wins: it means the output held a NaN
+
+
+def identical(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+    """Bit-for-bit agreement (NaN equals NaN in the same place)."""
+    for x, y in zip(a, b, strict=True):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        same = torch.allclose(x, y, rtol=0, atol=0, equal_nan=True) \
+            if x.is_floating_point() else torch.equal(x, y)
+        if not same:
+            return False
+    return True
+
+
+def clone_inputs(inputs: list[Any]) -> list[Any]:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def changed_inputs(given: list[Any], pristine: list[Any]) -> list[int]:
+    """Indices of tensor inputs whose contents differ from their pristine copy."""
+    return [
+        i for i, (g, p) in enumerate(zip(given, pristine, strict=True))
+        if isinstance(p, torch.Tensor) and not identical([g], [p])
+    ]
+
+
+def storages(outputs: list[torch.Tensor]) -> set[int]:
+    return {o.untyped_storage().data_ptr() for o in outputs if o.numel()}

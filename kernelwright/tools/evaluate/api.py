@@ -1,0 +1,53 @@
+"""``evaluate(task, candidate)``: the one call search code and agents use."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kernelwright.config import Settings
+from kernelwright.spec import Candidate, Task
+from kernelwright.tools.evaluate.pool import WorkerPool
+from kernelwright.tools.evaluate.result import EvalResult
+
+
+def evaluate(
+    task: Task | str | Path,
+    candidate: Candidate | str,
+    *,
+    settings: Settings | None = None,
+    pool: WorkerPool | None = None,
+    observers: Sequence[str] = (),
+) -> EvalResult:
+    """Verify ``candidate`` against ``task`` and, if correct, time it against the reference.
+
+    Candidate code runs only in a sandboxed worker process. A candidate that fails to build,
+    is wrong, crashes or times out gives a failed ``EvalResult``, never an exception.
+
+    Args:
+        task: A ``Task`` or the path of a task file.
+        candidate: A ``Candidate`` or the source text of a candidate module.
+        settings: Seeds, timing and sandbox knobs; default ``pool.settings`` or ``Settings()``.
+        pool: Reuse this pool's warm worker; without one a worker is started and stopped.
+        observers: ``"module:Class"`` paths of timing-loop observers built in the worker.
+
+    Returns:
+        The verdict with its evidence, timings as ratios, and per-phase wall times.
+
+    Example:
+        >>> with WorkerPool() as pool:  # doctest: +SKIP
+        ...     evaluate("examples/tasks/l1_gelu.py", source, pool=pool).summary()
+    """
+    task = task if isinstance(task, Task) else Task.from_path(task)
+    if not isinstance(candidate, Candidate):
+        candidate = Candidate(source=candidate, backend=_guess(candidate))
+    if pool is not None:
+        return pool.evaluate(task, candidate, settings=settings, observers=observers)
+    with WorkerPool(settings) as own:
+        return own.evaluate(task, candidate, observers=observers)
+
+
+def _guess(source: str) -> str:
+    from kernelwright.spec import guess_backend
+
+    return guess_backend(source)

@@ -1,0 +1,133 @@
+"""Interleaved timing of reference and candidate in one process, on fresh inputs every call.
+
+Each round draws a fresh input set (generated before the clock starts), calls reference and
+candidate on it in alternating order, synchronises every loaded backend before stopping the
+clock, and afterwards checks the candidate's output against the reference's of the same round.
+Rounds repeat until both sides have accumulated ``min_time_s`` (at least 3 rounds, at most
+``max_repeats``). ``speedup = median(ref) / median(cand)``, bounded by the quartiles.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from kernelwright.spec import Contract, ShapeVariant, variant_inputs
+from kernelwright.tools.evaluate import _compare as cmp
+from kernelwright.tools.evaluate.observers import Observer
+from kernelwright.tools.evaluate.result import Timing
+
+TIMING_SEED_BASE = 1_000_003
+POOL_SIZE = 8
+MIN_ROUNDS = 3
+
+
+@dataclass
+class TimingOutcome:
+    timing: Timing
+    mismatches: int
+    first_mismatch: str | None = None
+
+
+def input_stream(task: ModuleType, variant: ShapeVariant, start: int) -> Iterator[list[Any]]:
+    """Never-repeating input sets, drawn ahead in pools of ``POOL_SIZE`` (outside any clock)."""
+    seed = start
+    while True:
+        pool = [variant_inputs(task, variant, seed + k) for k in range(POOL_SIZE)]
+        seed += POOL_SIZE
+        while pool:
+            yield pool.pop(0)
+
+
+@dataclass
+class Timer:
+    """The timing loop; ``clock`` is the harness's, captured before any candidate import."""
+
+    clock: Callable[[], float]
+    sync: Callable[[], None]
+    observers: Sequence[Observer] = ()
+
+    def call(self, model: Any, inputs: list[Any], observe: bool) -> tuple[float, Any]:
+        for obs in self.observers if observe else ():
+            obs.before_start()
+        start = self.clock()
+        out = model(*inputs)
+        self.sync()
+        elapsed = self.clock() - start
+        for obs in self.observers if observe else ():
+            obs.after_finish()
+        return elapsed, out
+
+    def run(self, reference: Any, candidate: Any, inputs: Iterator[list[Any]],
+            contract: Contract, *, warmup: int, min_time_s: float,
+            max_repeats: int) -> TimingOutcome:
+        """Warm up, then time alternating rounds and check each round's outputs."""
+        with torch.no_grad():
+            for _ in range(warmup):
+                args = next(inputs)
+                self.call(reference, args, False)
+                self.call(candidate, args, False)
+            return self._rounds(reference, candidate, inputs, contract, min_time_s, max_repeats)
+
+    def _rounds(self, reference, candidate, inputs, contract, min_time_s, max_repeats):
+        ref_t: list[float] = []
+        cand_t: list[float] = []
+        mismatches, first = 0, None
+        while len(ref_t) < max_repeats and (
+            len(ref_t) < MIN_ROUNDS or min(sum(ref_t), sum(cand_t)) < min_time_s
+        ):
+            args = next(inputs)
+            if len(ref_t) % 2 == 0:
+                rt, ref_out = self.call(reference, args, False)
+                ct, cand_out = self.call(candidate, args, True)
+            else:
+                ct, cand_out = self.call(candidate, args, True)
+                rt, ref_out = self.call(reference, args, False)
+            ref_t.append(rt)
+            cand_t.append(ct)
+            problem = _mismatch(cand_out, ref_out, contract)
+            if problem:
+                mismatches += 1
+                first = first or f"timed call {len(ref_t)}: {problem}"
+        return TimingOutcome(summarise(ref_t, cand_t), mismatches, first)
+
+
+def _mismatch(cand_out: Any, ref_out: Any, contract: Contract) -> str | None:
+    try:
+        cand = cmp.as_outputs(cand_out)
+        ref = cmp.as_outputs(ref_out)
+        cmp.check_shapes(cand, ref)
+    except Exception as exc:
+        return str(exc)
+    ok, _, _, message = cmp.errors(cand, ref, contract)
+    return None if ok else message
+
+
+def summarise(ref_t: list[float], cand_t: list[float]) -> Timing:
+    """Medians, IQRs and the speedup with its quartile bounds."""
+    rq1, rmed, rq3 = _quartiles(ref_t)
+    cq1, cmed, cq3 = _quartiles(cand_t)
+    tiny = 1e-12
+    return Timing(
+        reference_median_s=rmed,
+        reference_iqr_s=rq3 - rq1,
+        candidate_median_s=cmed,
+        candidate_iqr_s=cq3 - cq1,
+        repeats=len(ref_t),
+        speedup=rmed / max(cmed, tiny),
+        speedup_low=rq1 / max(cq3, tiny),
+        speedup_high=rq3 / max(cq1, tiny),
+    )
+
+
+def _quartiles(values: list[float]) -> tuple[float, float, float]:
+    if len(values) < 2:
+        v = values[0]
+        return v, v, v
+    q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, med, q3
