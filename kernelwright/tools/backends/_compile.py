@@ -61,8 +61,9 @@ def tool_version(tool: str) -> str:
         out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return "missing"
-    lines = [ln for ln in out.stdout.splitlines() if ln.strip()]
-    return lines[-1] if tool in ("nvcc", "ptxas") and lines else (lines[0] if lines else "?")
+    lines = [ln.strip() for ln in out.stdout.splitlines() if ln.strip()]
+    release = [ln for ln in lines if "release" in ln]  # nvcc: "Cuda ... release 13.0, V13.0.88"
+    return (release or lines or ["?"])[0]
 
 
 @cache
