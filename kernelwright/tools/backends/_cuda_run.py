@@ -20,9 +20,8 @@ from kernelwright.tools.backends._args import INT32_RANGE
 log = logging.getLogger(__name__)
 
 EMULATOR_FIX = (
-    "run on a machine with a CUDA GPU after `pip install 'kernelwright[cuda]'` (cupy-cuda13x), "
-    "or update kernelwright to a version with the PTX emulator (kernelwright.tools.gpusim."
-    "launch), or use the 'sycl' backend on this machine"
+    "on a GPU machine: pip install 'kernelwright[cuda]'; here: use the sycl backend "
+    "(kernelwright.tools.gpusim.launch, the PTX emulator, is not installed)"
 )
 
 

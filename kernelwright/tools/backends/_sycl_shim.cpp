@@ -9,8 +9,13 @@
 
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
-#include <sycl/sycl.hpp>
+// Only the headers the shim needs (not <sycl/sycl.hpp>): halves its one-time build.
+#include <sycl/backend.hpp>
 #include <sycl/backend/opencl.hpp>
+#include <sycl/event.hpp>
+#include <sycl/handler.hpp>
+#include <sycl/kernel_bundle.hpp>
+#include <sycl/queue.hpp>
 
 #include <cstdint>
 #include <cstdlib>
