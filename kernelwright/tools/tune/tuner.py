@@ -1,0 +1,210 @@
+"""Bayesian tuning of template parameters and compiler options with Optuna (ask/tell).
+
+R^3 (LLNL) tunes launch and compiler parameters with Optuna's TPE inside each source variant;
+this is that inner loop. TPE (Bergstra et al. 2011) proposes ``argmax_x l(x) / g(x)`` where
+``l`` and ``g`` are Parzen densities of the best ``γ`` share of trials and of the rest.
+
+Crash safety: with ``storage_path`` the study lives in an append-only Optuna journal. A new
+tuner on the same journal treats every RUNNING trial as stale (one driver per journal), marks
+it FAIL and re-enqueues its parameters exactly once (``max_requeues`` bounds a chain of crashes
+caused by the same parameters).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kernelwright.errors import ConfigError
+from kernelwright.tools.tune.base import (
+    SpaceExhaustedError,
+    TrialRecord,
+    TrialState,
+    Tuner,
+    params_key,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import optuna
+
+    from kernelwright.tools.tune.space import Scalar, SearchSpace
+
+logger = logging.getLogger(__name__)
+SAMPLERS = ("tpe", "gp", "random", "auto")
+_MAX_REASKS = 200
+
+
+def gp_available() -> bool:
+    """GPSampler needs both torch and scipy importable."""
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "scipy"))
+
+
+def make_sampler(name: str, seed: int, n_startup_trials: int = 10) -> optuna.samplers.BaseSampler:
+    """Build a seeded sampler: ``tpe``, ``gp`` (torch + scipy), ``random``, or ``auto``."""
+    import optuna
+
+    if name not in SAMPLERS:
+        raise ConfigError(f"unknown sampler {name!r}: choose one of {', '.join(SAMPLERS)}")
+    if name == "auto":
+        name = "gp" if gp_available() else "tpe"
+    if name == "gp":
+        if not gp_available():
+            raise ConfigError(
+                "sampler 'gp' needs torch and scipy: run `pip install scipy` or use sampler='tpe'"
+            )
+        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=n_startup_trials)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    return optuna.samplers.TPESampler(
+        seed=seed, n_startup_trials=n_startup_trials, multivariate=True
+    )
+
+
+class OptunaTuner(Tuner):
+    """Optuna study driven by ask/tell over a :class:`SearchSpace`, maximising speedup.
+
+    Args:
+        space: parameters to tune.
+        storage_path: journal file; the study resumes from it after a crash. None keeps it in
+            memory.
+        study_name: study name inside the journal.
+        sampler: ``tpe`` (default), ``gp``, ``random`` or ``auto`` (GP when available).
+        seed: sampler seed.
+        n_startup_trials: random trials before the model takes over.
+        dedupe: answer a repeated proposal from the history instead of evaluating it again.
+        max_requeues: how often one crashed parameter set may be retried.
+        incorrect: ``"fail"`` or ``"worst"`` for incorrect results.
+
+    Example:
+        >>> from kernelwright.tools.tune.space import SearchSpace
+        >>> t = OptunaTuner(SearchSpace.from_declared({"block": [64, 128]}), seed=0)
+        >>> number, params = t.ask()
+        >>> number, sorted(params)
+        (0, ['block'])
+    """
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        storage_path: str | Path | None = None,
+        study_name: str = "tune",
+        sampler: str = "tpe",
+        seed: int = 0,
+        n_startup_trials: int = 10,
+        dedupe: bool = True,
+        max_requeues: int = 1,
+        incorrect: str = "fail",
+    ) -> None:
+        import optuna
+
+        super().__init__(space, incorrect)
+        self.storage_path = Path(storage_path) if storage_path else None
+        self.dedupe = dedupe
+        self.max_requeues = max_requeues
+        self._dists = space.distributions()
+        self._running: dict[int, optuna.Trial] = {}
+        self.study = optuna.create_study(
+            study_name=study_name,
+            storage=self._storage(),
+            sampler=make_sampler(sampler, seed, n_startup_trials),
+            direction="maximize",
+            load_if_exists=True,
+        )
+        existing = len(self.study.get_trials(deepcopy=False))
+        if existing:  # a resumed study must not replay the proposals of the first process
+            self.study.sampler = make_sampler(sampler, seed + existing, n_startup_trials)
+        self.recovered = self._recover()
+        self._seen = {params_key(t.params): t for t in self.trials() if t.evaluated}
+
+    def __repr__(self) -> str:
+        return (
+            f"OptunaTuner({self.space!r}, sampler={type(self.study.sampler).__name__}, "
+            f"journal={self.storage_path}, trials={len(self.study.trials)})"
+        )
+
+    def _storage(self) -> optuna.storages.BaseStorage | None:
+        if self.storage_path is None:
+            return None
+        from optuna.storages import JournalStorage
+        from optuna.storages.journal import JournalFileBackend
+
+        self.storage_path.parent.mkdir(parents=True, exist_ok=True)
+        return JournalStorage(JournalFileBackend(str(self.storage_path)))
+
+    def _recover(self) -> list[int]:
+        """Fail stale RUNNING trials; re-enqueue each one's params once. Returns their numbers."""
+        from optuna.trial import TrialState as OptunaState
+
+        trials = self.study.get_trials(deepcopy=False)
+        requeued = {t.user_attrs.get("requeued_from") for t in trials}
+        stale = [t for t in trials if t.state == OptunaState.RUNNING]
+        for t in stale:
+            depth = int(t.user_attrs.get("requeue_count", 0))
+            if t.number not in requeued and depth < self.max_requeues:
+                attrs = {"requeued_from": t.number, "requeue_count": depth + 1}
+                self.study.enqueue_trial(t.params, user_attrs=attrs)
+            self.study.tell(t.number, state=OptunaState.FAIL)
+            logger.warning(
+                "trial %d was left running by a crash: failed and re-enqueued", t.number
+            )
+        return [t.number for t in stale]
+
+    # -- ask / tell ---------------------------------------------------------------------------
+    def ask(self) -> tuple[int, dict[str, Scalar]]:
+        for _ in range(_MAX_REASKS):
+            trial = self.study.ask(self._dists)
+            seen = self._seen.get(params_key(trial.params)) if self.dedupe else None
+            if seen is None:
+                break
+            trial.set_user_attr("duplicate_of", seen.number)
+            self._tell_optuna(trial, seen.state, seen.value)
+        else:
+            raise SpaceExhaustedError(
+                f"{_MAX_REASKS} proposals in a row were already evaluated: the space is "
+                "exhausted for this sampler; stop tuning or enlarge the space"
+            )
+        self._running[trial.number] = trial
+        return trial.number, dict(trial.params)
+
+    def enqueue(self, params: Mapping[str, Scalar]) -> None:
+        self.study.enqueue_trial(self.space.validate(params), skip_if_exists=True)
+
+    def _finish(self, number: int, state: TrialState, value: float | None, outcome: str) -> None:
+        trial = self._running.pop(number, None)
+        if trial is None:
+            raise ValueError(
+                f"trial {number} is not running in this tuner: tell only numbers from ask()"
+            )
+        trial.set_user_attr("outcome", outcome)
+        self._tell_optuna(trial, state, value)
+        record = self.trials_by_number()[number]
+        self._seen[params_key(record.params)] = record
+
+    def _tell_optuna(self, trial: optuna.Trial, state: TrialState, value: float | None) -> None:
+        from optuna.trial import TrialState as OptunaState
+
+        if state is TrialState.COMPLETE:
+            self.study.tell(trial, value)
+        else:
+            self.study.tell(trial, state=OptunaState[state.name])
+
+    # -- reading ------------------------------------------------------------------------------
+    def trials(self) -> list[TrialRecord]:
+        return [
+            TrialRecord(
+                t.number,
+                dict(t.params),
+                TrialState[t.state.name],
+                t.value if t.values else None,
+                dict(t.user_attrs),
+            )
+            for t in self.study.get_trials(deepcopy=False)
+        ]
+
+    @property
+    def exhausted(self) -> bool:
+        return self.dedupe and self.space.size is not None and len(self._seen) >= self.space.size
