@@ -60,6 +60,7 @@ class LLMSettings(BaseSettings):
     temperature: float = Field(0.7, ge=0, le=2)
     timeout_s: float = Field(120.0, gt=0, description="per request")
     max_retries: int = Field(4, ge=0, description="on 429/5xx/timeouts, exponential backoff")
+    stream: bool = Field(False, description="stream replies (SSE); usage is still reported")
     reply_max_tokens: int | None = Field(8192, ge=1, description="completion cap per reply")
     max_tokens: int | None = Field(None, ge=1, description="token budget of a run")
     max_cost: float | None = Field(None, gt=0, description="cost budget of a run, USD")
@@ -121,6 +122,7 @@ def make_chat_model(settings: LLMSettings) -> ChatOpenAI:
         max_retries=settings.max_retries,
         max_tokens=settings.reply_max_tokens,
         use_responses_api=False,
+        streaming=settings.stream,
         stream_usage=True,
     )
 

@@ -67,7 +67,7 @@ class ScriptedLLM:
 
     Attributes:
         requests: the JSON bodies received on /chat/completions, in order.
-        headers: the matching request headers.
+        headers: the matching request headers (names in lower case).
     """
 
     def __init__(self, script: Iterable[ScriptedReply] = (), model: str = MODEL) -> None:
@@ -97,7 +97,9 @@ class ScriptedLLM:
         handler = type("Handler", (_Handler,), {"llm": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -139,7 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {"_unparsed": raw.decode(errors="replace")}
-        scripted = self.llm._next(body, dict(self.headers.items()))
+        scripted = self.llm._next(body, {k.lower(): v for k, v in self.headers.items()})
         time.sleep(scripted.delay_s)
         if scripted.body is not None or scripted.status != 200:
             return self._send(scripted.status, scripted.body or "{}", scripted.headers)
