@@ -126,6 +126,7 @@ class Module:
 
 # ---------------------------------------------------------------------------------- lexing
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_LINE_DIRECTIVES = (".version", ".target", ".address_size", ".loc", ".file")
 _LABEL = re.compile(r"^\s*([$%\w.]+)\s*$")
 
 
@@ -141,6 +142,11 @@ def _lex(text: str) -> list[tuple[str, str, int]]:
     for ch in _strip_comments(text):
         if ch == "\n":
             line += 1
+            head = "".join(buf).strip()
+            if head.startswith(_LINE_DIRECTIVES):
+                items.append(("stmt", head, start))
+                buf = []
+                continue
         if not "".join(buf).strip():
             start = line
         cur = "".join(buf) if ch in "{}:;" else ""

@@ -1,0 +1,178 @@
+"""The PTX emulator against numpy on small nvcc-compiled kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernelwright.errors import LaunchError
+from kernelwright.tools.gpusim import TraceSampling, launch
+from kernelwright.tools.gpusim.records import KernelInfo, WarpStream
+
+pytestmark = pytest.mark.requires_nvcc
+RNG = np.random.default_rng(0)
+
+
+class ListSink:
+    def __init__(self) -> None:
+        self.infos: list[KernelInfo] = []
+        self.warps: list[WarpStream] = []
+        self.ended = 0
+
+    def begin_kernel(self, info: KernelInfo) -> None:
+        self.infos.append(info)
+
+    def warp(self, stream: WarpStream) -> None:
+        self.warps.append(stream)
+
+    def end_kernel(self) -> None:
+        self.ended += 1
+
+
+def test_vector_add_partial_last_block(emu_ptx):
+    n = 1000
+    x, y = RNG.random(n, np.float32), RNG.random(n, np.float32)
+    out = np.zeros(n, np.float32)
+    stats = launch(emu_ptx, "vadd", (4,), (256,), [x, y, out, n])
+    np.testing.assert_array_equal(out, x + y)
+    assert stats.global_load_bytes == 2 * 4 * n and stats.global_store_bytes == 4 * n
+    assert stats.warp_instructions == 32 * 14 + (stats.warp_instructions - 32 * 14)
+    assert stats.thread_instructions < 32 * stats.warp_instructions
+
+
+def test_shared_memory_reduction_with_barriers(emu_ptx):
+    n = 1000
+    x = RNG.random(n, np.float32)
+    out = np.zeros(4, np.float32)
+    stats = launch(emu_ptx, "block_sum", (4,), (256,), [x, out, n])
+    ref = np.pad(x, (0, 24)).reshape(4, 256).sum(axis=1)
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
+    assert stats.barriers > 0 and stats.shared_store_bytes > 0
+
+
+def test_warp_shuffles_and_votes(emu_ptx):
+    n = 200  # partial warps at the end: lanes >= n read 0
+    x = RNG.random(n, np.float32)
+    out = np.zeros(8, np.float32)
+    ballots = np.zeros(24, np.uint32)
+    launch(emu_ptx, "warp_sum", (1,), (256,), [x, out, ballots, n])
+    xs = np.pad(x, (0, 56)).reshape(8, 32)
+    sums = xs.sum(axis=1)
+    # lane 0: first=sum(lane0); up(lane0) keeps own value; bfly(1) of lane0 reads lane1 = sum
+    np.testing.assert_allclose(out, sums, rtol=1e-5)
+    bits = ((xs > 0.5) << np.arange(32)).sum(axis=1).astype(np.uint32)
+    np.testing.assert_array_equal(ballots[0::3], bits)
+    np.testing.assert_array_equal(ballots[1::3], (xs > 0.99).any(axis=1))
+    np.testing.assert_array_equal(ballots[2::3], np.arange(8) * 32 + 31 < n)
+
+
+def test_divergence_reconverges_at_post_dominator(emu_ptx):
+    n = 64
+    x = RNG.integers(0, 100, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    sink = ListSink()
+    stats = launch(emu_ptx, "diverge", (1,), (64,), [x, out, n], trace=sink)
+    lane = np.arange(n) % 32
+    low = x * 3 + np.where(x & 1, 7, -5)
+    high = np.array([sum(k * v for k in range(v & 7)) for v in x])
+    np.testing.assert_array_equal(out, np.where(lane < 16, low, high) + 1)
+    assert stats.divergent_branches > 0
+    assert len(sink.warps) == 2 and sink.ended == 1
+    masks = [i.mask for i in sink.warps[0].instructions]
+    assert 0x0000FFFF in masks and masks[-1] == 0xFFFFFFFF  # halves split, all meet at ret
+    store = [i for i in sink.warps[0].instructions if i.opcode.startswith("st.global")]
+    assert len(store) == 1 and store[0].mask == 0xFFFFFFFF  # one reconverged store
+    assert store[0].addresses[1] - store[0].addresses[0] == 4 and store[0].mem_width == 4
+
+
+def test_atomics_serialise_conflicting_lanes(emu_ptx):
+    n = 700
+    keys = RNG.integers(0, 16, n).astype(np.int32)
+    hist = np.zeros(17, np.int32)
+    mx = np.full(1, -1, np.int32)
+    counter = np.zeros(1, np.uint32)
+    slots = np.full(n, -1, np.int32)
+    fsum = np.zeros(1, np.float32)
+    launch(emu_ptx, "atomics", (3,), (256,), [keys, hist, mx, counter, slots, fsum, n])
+    np.testing.assert_array_equal(hist[:16], np.bincount(keys, minlength=16))
+    assert hist[16] == 1  # exactly one CAS from 0 succeeded
+    assert mx[0] == max(int(k) * 1000 + i % 1000 for i, k in enumerate(keys))
+    assert counter[0] == n and sorted(slots.tolist()) == list(range(n))  # unique tickets
+    assert fsum[0] == pytest.approx(0.5 * n)
+
+
+def test_tiled_gemm_with_shared_memory(emu_ptx):
+    m, k, nn = 40, 50, 36
+    a, b = RNG.random((m, k), np.float32), RNG.random((k, nn), np.float32)
+    c = np.zeros((m, nn), np.float32)
+    launch(emu_ptx, "matmul_tiled", (3, 3), (16, 16), [a, b, c, m, nn, k])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_softmax_with_dynamic_shared_memory(emu_ptx):
+    rows, cols = 6, 300
+    x = RNG.standard_normal((rows, cols)).astype(np.float32)
+    y = np.zeros_like(x)
+    launch(emu_ptx, "softmax_rows", (rows,), (128,), [x, y, cols], shared_bytes=128 * 4)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_layernorm_rows(emu_ptx):
+    rows, cols = 5, 200
+    x = RNG.standard_normal((rows, cols)).astype(np.float32)
+    g, b = RNG.random(cols, np.float32), RNG.random(cols, np.float32)
+    y = np.zeros_like(x)
+    launch(emu_ptx, "layernorm_rows", (rows,), (128,), [x, g, b, y, cols, 1e-5])
+    mu, var = x.mean(axis=1, keepdims=True), x.var(axis=1, keepdims=True)
+    np.testing.assert_allclose(y, (x - mu) / np.sqrt(var + 1e-5) * g + b, rtol=1e-4, atol=1e-5)
+
+
+def test_local_memory_array(emu_ptx):
+    n = 100
+    x = RNG.integers(-50, 50, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    launch(emu_ptx, "local_array", (1,), (128,), [x, out, n])
+    np.testing.assert_array_equal(out, x * (x & 7))
+
+
+def test_conversions_and_math(emu_ptx):
+    n = 64
+    x = (RNG.standard_normal(n) * 4).astype(np.float32)
+    iout, fout = np.zeros(2 * n, np.int32), np.zeros(2 * n, np.float32)
+    bout, dout = np.zeros(n, np.uint8), np.zeros(n, np.float64)
+    launch(emu_ptx, "conversions", (1,), (64,), [x, iout, fout, bout, dout, n])
+    i = np.arange(n)
+    np.testing.assert_array_equal(iout[0::2], np.rint(x).astype(np.int32))
+    np.testing.assert_array_equal(iout[1::2], np.trunc(x).astype(np.int32))
+    f0 = np.floor(x) + np.ceil(x) * 0.5 + np.minimum(x, 1.5) + np.sqrt(np.abs(x))
+    np.testing.assert_allclose(fout[0::2], f0, rtol=1e-6)
+    f1 = np.clip(x, 0, 1) + (i * 7 % 5) + np.tanh(x) + np.log2(np.abs(x) + 1)
+    np.testing.assert_allclose(fout[1::2], f1, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(bout, (i * 37) % 256)
+    np.testing.assert_allclose(dout, x.astype(np.float64) * 3 + (i - 5) / 7.0)
+
+
+def test_trace_sampling_every_kth_cta(emu_ptx):
+    n = 8 * 64
+    x, y, out = np.ones(n, np.float32), np.ones(n, np.float32), np.zeros(n, np.float32)
+    sink = ListSink()
+    launch(emu_ptx, "vadd", (8,), (64,), [x, y, out, n], trace=sink,
+           sampling=TraceSampling(cta_every=4, warps_per_cta=1))  # fmt: skip
+    assert [w.cta for w in sink.warps] == [(0, 0, 0), (4, 0, 0)]
+    assert sink.infos[0].grid == (8, 1, 1) and sink.infos[0].name == "vadd"
+    pcs = [i.pc for i in sink.warps[0].instructions]
+    assert pcs == sorted(pcs) and all(p % 16 == 0 for p in pcs)
+    ld = [i for i in sink.warps[1].instructions if i.opcode == "ld.global.f32"][0]
+    assert len(ld.addresses) == 32 and ld.dests and ld.srcs
+
+
+def test_out_of_bounds_access_is_reported(emu_ptx):
+    x, y, out = np.ones(10, np.float32), np.ones(10, np.float32), np.zeros(10, np.float32)
+    with pytest.raises(LaunchError, match="outside every buffer"):
+        launch(emu_ptx, "vadd", (1,), (32,), [x, y, out, 32])
+
+
+def test_unknown_kernel_lists_the_choices(emu_ptx):
+    with pytest.raises(LaunchError, match="block_sum"):
+        launch(emu_ptx, "nope", (1,), (32,), [])
