@@ -1,0 +1,108 @@
+"""Decode trace instructions into the timing model's compact per-instruction tuples.
+
+A decoded instruction is ``(cls, latency, unit, interval, srcs, dests, mem)``:
+
+* ``unit`` - the per-scheduler execution unit it occupies for ``interval`` cycles;
+* ``srcs``/``dests`` - registers the scoreboard tracks (zero registers dropped);
+* ``mem`` - global-like classes: ``[(line, sector_mask), ...]``; shared: wavefronts (int);
+  constant: distinct addresses (int); otherwise None.
+
+Decoding works per thread block so coalescing runs as one numpy batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernelwright.tools.gpusim._memsys import coalesce, shared_wavefronts
+from kernelwright.tools.gpusim._opclass import OpClass, classify
+from kernelwright.tools.gpusim.gpus import GPUConfig
+from kernelwright.tools.gpusim.records import TraceInstruction, WarpStream
+
+Decoded = tuple[int, int, int, int, tuple[str, ...], tuple[str, ...], Any]
+ZERO_REGS = frozenset(("R255", "RZ", "URZ", "PT", "UPT"))
+UNITS = ("int", "fp32", "fp64", "sfu", "tensor", "branch")
+NUM_UNITS = len(UNITS)
+_LINE_CLASSES = frozenset((OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL,
+                           OpClass.ST_LOCAL, OpClass.ATOM_GLOBAL, OpClass.ASYNC_COPY))
+_BANK_CLASSES = frozenset((OpClass.LD_SHARED, OpClass.ST_SHARED, OpClass.ATOM_SHARED))
+
+
+class Decoder:
+    """Per-GPU opcode timing table plus a cache of decoded (opcode, registers) signatures."""
+
+    def __init__(self, gpu: GPUConfig) -> None:
+        g = gpu
+        unit_of = {
+            OpClass.INT: (0, g.alu_latency, g.issue_interval(g.int32_lanes_per_sm)),
+            OpClass.FP32: (1, g.alu_latency, g.issue_interval(g.fp32_lanes_per_sm)),
+            OpClass.FP64: (2, g.fp64_latency, g.issue_interval(g.fp64_lanes_per_sm)),
+            OpClass.SFU: (3, g.sfu_latency, g.issue_interval(g.sfu_lanes_per_sm)),
+            OpClass.TENSOR: (4, g.tensor_latency, g.tensor_interval),
+            OpClass.BRANCH: (5, g.branch_latency, 1),
+            OpClass.EXIT: (5, 1, 1),
+            OpClass.BARRIER: (5, g.barrier_latency, 1),
+            OpClass.ASYNC_WAIT: (5, 1, 1),
+            OpClass.FENCE: (5, g.l2_latency // 2, 1),
+            OpClass.NOP: (0, 1, 1),
+        }
+        self._table = {c: unit_of.get(c, (0, 1, 1)) for c in OpClass}
+        self._cache: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Decoded] = {}
+
+    def base(self, inst: TraceInstruction) -> Decoded:
+        """Decode everything but the memory field (memoised on opcode and registers)."""
+        key = (inst.opcode, inst.srcs, inst.dests)
+        hit = self._cache.get(key)
+        if hit is None:
+            cls = classify(inst.opcode)
+            unit, lat, interval = self._table[cls]
+            srcs = tuple(r for r in inst.srcs if r not in ZERO_REGS)
+            dests = tuple(r for r in inst.dests if r not in ZERO_REGS)
+            hit = (int(cls), lat, unit, interval, srcs, dests, None)
+            self._cache[key] = hit
+        return hit
+
+    def decode_cta(self, warps: list[WarpStream]) -> list[list[Decoded]]:
+        """Decode all warps of one thread block (memory fields batched with numpy)."""
+        out: list[list[Decoded]] = []
+        line_jobs: list[tuple[int, int]] = []
+        bank_jobs: list[tuple[int, int]] = []
+        const_jobs: list[tuple[int, int]] = []
+        for wi, stream in enumerate(warps):
+            decoded = [self.base(i) for i in stream.instructions]
+            for k, d in enumerate(decoded):
+                cls = d[0]
+                if cls in _LINE_CLASSES:
+                    line_jobs.append((wi, k))
+                elif cls in _BANK_CLASSES:
+                    bank_jobs.append((wi, k))
+                elif cls == OpClass.LD_CONST or cls == OpClass.SHUFFLE:
+                    const_jobs.append((wi, k))
+            out.append(decoded)
+        self._fill(out, warps, line_jobs, coalesce)
+        self._fill(out, warps, bank_jobs, _wavefronts_and_ideal)
+        for wi, k in const_jobs:
+            d = out[wi][k]
+            out[wi][k] = (*d[:6], max(1, len(set(warps[wi].instructions[k].addresses))))
+        return out
+
+    @staticmethod
+    def _fill(out: list[list[Decoded]], warps: list[WarpStream], jobs: list[tuple[int, int]],
+              batch_fn: Any) -> None:
+        if not jobs:
+            return
+        insts = [warps[wi].instructions[k] for wi, k in jobs]
+        results = batch_fn([i.addresses for i in insts], [i.mem_width for i in insts])
+        for (wi, k), mem in zip(jobs, results, strict=True):
+            d = out[wi][k]
+            out[wi][k] = (*d[:6], mem)
+
+
+def _wavefronts_and_ideal(
+    addr_lists: list[tuple[int, ...]], widths: list[int]
+) -> list[tuple[int, int]]:
+    """Per shared access: (wavefronts, conflict-free wavefronts = ceil(bytes / 128))."""
+    waves = shared_wavefronts(addr_lists, widths)
+    pairs = zip(addr_lists, widths, strict=True)
+    ideal = [max(1, -(-len(a) * max(w, 4) // 128)) for a, w in pairs]
+    return list(zip(waves, ideal, strict=True))
