@@ -17,7 +17,7 @@ import numpy as np
 
 from kernelwright.errors import LaunchError
 from kernelwright.tools.gpusim._cfg import reconvergence_points
-from kernelwright.tools.gpusim._exec import Op, compile_kernel
+from kernelwright.tools.gpusim._exec import Op, UnsupportedInstructionError, compile_kernel
 from kernelwright.tools.gpusim._simt import SimtStacks, warp_bits
 from kernelwright.tools.gpusim._state import BatchState
 from kernelwright.tools.gpusim._trace import WarpRecorder
@@ -267,5 +267,13 @@ def stats_from(counters: Counter, kernel: str, grid, block, seconds: float) -> L
     )  # fmt: skip
 
 
-__all__ = ["EmulatorError", "LaunchStats", "Program", "run_batch", "stats_from", "time",
-           "WarpRecorder"]  # fmt: skip
+__all__ = [
+    "EmulatorError",
+    "LaunchStats",
+    "Program",
+    "UnsupportedInstructionError",
+    "WarpRecorder",
+    "run_batch",
+    "stats_from",
+    "time",
+]

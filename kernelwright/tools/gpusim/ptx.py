@@ -294,6 +294,8 @@ def _parse_reg_decl(text: str, regs: dict[str, str], rename: dict[str, str], sco
     rtype = m.group(1)
     for item in _split_top(m.group(2)):
         rng = re.match(r"^(%?[$\w]+)<(\d+)>$", item)
+        if not rng and not re.match(r"^%?[$\w]+$", item):
+            raise ValueError(f"bad register name {item!r}")
         names = [f"{rng.group(1)}{i}" for i in range(int(rng.group(2)))] if rng else [item]
         for nm in names:
             key = nm if scope == 0 else f"{nm}#{scope}"
