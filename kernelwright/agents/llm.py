@@ -113,6 +113,8 @@ def make_chat_model(settings: LLMSettings) -> ChatOpenAI:
 
     if not settings.enabled:
         raise LLMError("no LLM model configured: pass --llm-model NAME (and --llm-base-url URL)")
+    # Only set ``streaming`` when on: an explicit False makes ``.stream()`` fall back to invoke.
+    streaming = {"streaming": True} if settings.stream else {}
     return ChatOpenAI(
         model=settings.model,
         base_url=settings.base_url,
@@ -122,7 +124,7 @@ def make_chat_model(settings: LLMSettings) -> ChatOpenAI:
         max_retries=settings.max_retries,
         max_tokens=settings.reply_max_tokens,
         use_responses_api=False,
-        streaming=settings.stream,
+        **streaming,
         stream_usage=True,
     )
 
