@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -110,6 +111,7 @@ class SyclBackend(Backend):
         self._zero_copy = zero_copy
         self._runtime: SyclRuntime | None = None
         self._builds: dict[str, _Built] = {}
+        self._failed: dict[str, BuildResult] = {}
 
     # -- runtime ---------------------------------------------------------------------------
 
@@ -150,9 +152,10 @@ class SyclBackend(Backend):
             raise ValueError(f"unknown language {language!r} for sycl; choose: sycl, opencl")
         opts = list(options)
         key = source_hash(source, language, opts, runtime_version())
-        if key in self._builds:
-            return self._builds[key].result.model_copy(update={"cached": True, "seconds": 0.0})
-        start = time.perf_counter()
+        known = self._builds[key].result if key in self._builds else self._failed.get(key)
+        if known is not None:  # failures too: the same source fails the same way
+            return known.model_copy(update={"cached": True, "seconds": 0.0})
+        start, entries_before = time.perf_counter(), _rtc_cache_entries()
         keep: dict[str, Any] = {}
         if language == "sycl":
             bundle, text = self.runtime.build("sycl", source, opts)
@@ -161,9 +164,12 @@ class SyclBackend(Backend):
             bundle, text = self.runtime.build_opencl(source, opts)
             keep = {} if bundle is None else _opencl_kernels(bundle, source)
             pointers = {n: int(k.addressof_ref()) for n, k in keep.items()}
-        result = self._result(language, opts, key, bundle is not None, text, start, pointers)
+        result = self._result(language, opts, key, bundle is not None, text, start, pointers,
+                              entries_before)
         if result.ok:
             self._builds[key] = _Built(result, (bundle, keep), pointers)
+        else:
+            self._failed[key] = result
         return result
 
     def _kernel_pointers(self, bundle: int, source: str) -> dict[str, int]:
@@ -171,15 +177,14 @@ class SyclBackend(Backend):
         return {n: p for n, p in found.items() if p}
 
     def _result(self, language: str, opts: list[str], key: str, ok: bool, text: str,
-                start: float, names: list[str] | dict[str, int]) -> BuildResult:
-        marker = self.settings.cache_dir / "sycl-built" / key
-        cached = marker.exists()
-        if ok and not cached:
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.touch()
+                start: float, names: dict[str, int], entries_before: int) -> BuildResult:
+        # SYCL's persistent cache (SYCL_CACHE_DIR) adds one entry per source it compiles (keyed
+        # on preprocessed code, so comments do not matter): a build that added none was served
+        # from it. Heuristic: another process adding entries meanwhile reads as "not cached".
+        cached = ok and language == "sycl" and entries_before == _rtc_cache_entries() >= 0
         return BuildResult(
             backend=self.name, language=language, ok=ok, source_hash=key, options=opts,
-            log=text, seconds=time.perf_counter() - start, cached=cached and ok,
+            log=text, seconds=time.perf_counter() - start, cached=cached,
             kernels=list(names),
         )
 
@@ -228,6 +233,15 @@ class SyclBackend(Backend):
 
     def __repr__(self) -> str:
         return f"SyclBackend(cache_dir={str(self.settings.cache_dir)!r})"
+
+
+def _rtc_cache_entries() -> int:
+    """Entries in SYCL's on-disk kernel-compiler cache (-1 when there is none)."""
+    folder = os.path.join(os.environ.get("SYCL_CACHE_DIR", ""), "ext_kernel_compiler")
+    try:
+        return len(os.listdir(folder))
+    except OSError:
+        return -1
 
 
 def _opencl_kernels(program: Any, source: str) -> dict[str, Any]:
