@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from kernelwright.agents._replies import CritiqueReply, PlanReply, coder_parser
-from kernelwright.agents.llm import LLMBudgetError, LLMClient
+from kernelwright.agents._usage import UsageLedger
+from kernelwright.agents.llm import LLMBudgetError, LLMClient, LLMSettings, make_chat_model
 from kernelwright.agents.protocols import (
     Action,
     Coder,
@@ -26,6 +29,7 @@ from kernelwright.agents.protocols import (
 from kernelwright.prompts import evolve_regions, render
 from kernelwright.prompts.context import Exemplar, Feedback
 from kernelwright.spec import Candidate, Contract, Task
+from kernelwright.tools.evolve.metaprompt import MetaPrompter, PromptArchive
 from kernelwright.tools.knowledge import retrieve
 
 log = logging.getLogger(__name__)
@@ -148,7 +152,7 @@ class LLMCoder:
         client: LLMClient,
         fallback: Coder | None = None,
         sources: SourceLookup | None = None,
-        metaprompter=None,
+        metaprompter: MetaPrompter | None = None,
         inspirations: int = 2,
     ) -> None:
         self.client = client
@@ -165,7 +169,7 @@ class LLMCoder:
     def source(self, candidate_id: str) -> Candidate | None:
         if candidate_id in self._known:
             return self._known[candidate_id]
-        return self.lookup(candidate_id) if self.lookup else None
+        return _lookup(self.lookup, candidate_id)
 
     def propose(
         self, task: Task, contract: Contract, plan: Plan, history: History, n: int
@@ -259,6 +263,16 @@ class LLMCoder:
                 return
 
 
+def _lookup(lookup: SourceLookup | None, candidate_id: str) -> Candidate | None:
+    if lookup is None:
+        return None
+    try:
+        return lookup(candidate_id)
+    except (OSError, KeyError, ValueError):  # not in the store (yet): show no source
+        log.debug("candidate %s not found for the prompt", candidate_id)
+        return None
+
+
 def _summary(profile: Profile | None) -> str:
     if profile is None:
         return "not evaluated"
@@ -291,7 +305,7 @@ class LLMCritic:
         if (why := self.client.over_budget()) is not None:
             return rule.model_copy(update={"action": Action.STOP, "reason": why})
         latest = history.profiles[-1] if history.profiles else None
-        cand = self.lookup(latest.candidate_id) if latest and self.lookup else None
+        cand = _lookup(self.lookup, latest.candidate_id) if latest else None
         user = render(
             "critic.j2",
             contract=None,  # the Critic protocol does not receive the contract
@@ -314,3 +328,52 @@ class LLMCritic:
         steps = "; ".join(reply.next_steps[:3])
         reason = " ".join(reply.diagnosis.split()) + (f" Next: {steps}" if steps else "")
         return rule.model_copy(update={"action": reply.decision, "reason": reason})
+
+
+@dataclass
+class LLMPolicies:
+    """The three LLM policies sharing one client (and so one usage ledger)."""
+
+    planner: LLMPlanner
+    coder: LLMCoder
+    critic: LLMCritic
+    client: LLMClient
+    metaprompter: MetaPrompter | None = None
+
+
+def make_llm_policies(
+    settings: LLMSettings,
+    planner: Planner,
+    coder: Coder | None,
+    critic: Critic,
+    *,
+    sources: SourceLookup | None = None,
+    ledger: UsageLedger | None = None,
+    prompt_archive: str | Path | None = None,
+    seed: int = 0,
+) -> LLMPolicies:
+    """Wrap the offline policies in LLM ones over one chat model built from ``settings``.
+
+    Args:
+        settings: where the LLM is and the run's budgets.
+        planner, coder, critic: the offline policies (analysis, fallbacks, hard stops).
+        sources: candidate id -> ``Candidate`` (the run store), so the coder can show the best
+            after a resume.
+        ledger: a ledger restored from the run store (resume keeps counting against the budget).
+        prompt_archive: JSON file of the meta-prompt archive; enables meta-prompt evolution and
+            is loaded when it exists.
+        seed: seeds the archive's Generator.
+    """
+    client = LLMClient(make_chat_model(settings), settings, ledger)
+    meta = None
+    if prompt_archive is not None:
+        path = Path(prompt_archive)
+        archive = PromptArchive.load(path) if path.is_file() else PromptArchive(seed=seed)
+        meta = MetaPrompter(client, archive, path=path)
+    return LLMPolicies(
+        planner=LLMPlanner(client, planner),
+        coder=LLMCoder(client, fallback=coder, sources=sources, metaprompter=meta),
+        critic=LLMCritic(client, critic, sources=sources),
+        client=client,
+        metaprompter=meta,
+    )

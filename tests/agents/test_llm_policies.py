@@ -232,3 +232,39 @@ def test_coder_evolves_meta_prompts_from_scores(scripted_llm, make_client, task_
     assert archive.stats[seed_id].fitness == kernel_score(profiles[0]) == 6.2
     meta_prompt = scripted_llm.requests[2]["messages"][-1]["content"]
     assert "not correct (level 1 of 5)" in meta_prompt
+
+
+def test_make_llm_policies_wires_protocols_ledger_and_archive(scripted_llm, tmp_path,
+                                                              task_and_contract, monkeypatch):
+    from kernelwright.agents._usage import UsageLedger
+    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.agents.llm_policies import make_llm_policies
+    from kernelwright.agents.protocols import Coder, Critic, Planner
+
+    task, contract = task_and_contract
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings = LLMSettings(model=scripted_llm.model, base_url=scripted_llm.base_url)
+    ledger = UsageLedger()
+    ledger.add("coder", {"input_tokens": 10, "output_tokens": 5})  # restored from a resume
+
+    def missing(cid):
+        raise FileNotFoundError(cid)
+
+    archive_path = tmp_path / "prompts.json"
+    policies = make_llm_policies(
+        settings, FixedPlanner(), ListCoder(), FixedCritic(), sources=missing, ledger=ledger,
+        prompt_archive=archive_path,
+    )
+    assert isinstance(policies.planner, Planner) and isinstance(policies.coder, Coder)
+    assert isinstance(policies.critic, Critic)
+    scripted_llm.push(reply(f"```python\n{MODULE}```"))
+    plan = FixedPlanner().plan(task, contract, "sycl")
+    [cand] = policies.coder.propose(task, contract, plan, history([profile("gone", 2.0)]), 1)
+    assert cand.parent is None  # the best's source was not found: whole-module mode
+    assert policies.client.ledger.totals().calls == 2
+    policies.coder.propose(task, contract, plan, history([profile(cand.id, 2.0)]), 0)
+    assert archive_path.is_file()
+    again = make_llm_policies(
+        settings, FixedPlanner(), None, FixedCritic(), prompt_archive=archive_path
+    )
+    assert again.metaprompter.archive.stats[cand.prompt_id].fitness == 7.0

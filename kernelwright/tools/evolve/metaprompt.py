@@ -259,16 +259,25 @@ def _contains(text: str, edit: Edit) -> bool:
 class MetaPrompter:
     """Evolves prompts: every ``every`` scored kernels of a prompt, ask the LLM for a child.
 
+    With ``path`` the archive is saved there (JSON) after every observation.
+
     Example:
         >>> meta = MetaPrompter(llm_client, PromptArchive(seed=1))  # doctest: +SKIP
         >>> prompt = meta.archive.select()  # doctest: +SKIP
         >>> child = meta.observe(prompt, source, feedback, score=1.4)  # doctest: +SKIP
     """
 
-    def __init__(self, llm: TextAsker, archive: PromptArchive, every: int = 2) -> None:
+    def __init__(
+        self,
+        llm: TextAsker,
+        archive: PromptArchive,
+        every: int = 2,
+        path: str | Path | None = None,
+    ) -> None:
         self.llm = llm
         self.archive = archive
         self.every = every
+        self.path = Path(path) if path is not None else None
 
     def __repr__(self) -> str:
         return f"MetaPrompter({self.archive!r}, every={self.every})"
@@ -284,9 +293,12 @@ class MetaPrompter:
         """Record ``score`` for ``prompt``; evolve it when its sample count hits ``every``."""
         self.archive.report(prompt.id, score)
         stats = self.archive.stats.get(prompt.id)
-        if stats is None or stats.samples % self.every:
-            return None
-        return self.evolve(prompt, child_source, feedback, score, parent_score)
+        child = None
+        if stats is not None and stats.samples % self.every == 0:
+            child = self.evolve(prompt, child_source, feedback, score, parent_score)
+        if self.path is not None:
+            self.archive.save(self.path)
+        return child
 
     def evolve(
         self,
