@@ -53,8 +53,8 @@ class CfdWorkload(Workload):
             rho, m = v[0], v[1:4]
             m2 = (m * m).sum(axis=0)
             pres = f32(0.4) * (v[4] - f32(0.5) * m2 / rho)
-            step = f32(0.5) / (np.sqrt(d["areas"]) * (np.sqrt(m2) / rho
-                                                      + np.sqrt(f32(1.4) * pres / rho)))  # fmt: skip
+            speed = np.sqrt(m2) / rho + np.sqrt(f32(1.4) * pres / rho)
+            step = f32(0.5) / (np.sqrt(d["areas"]) * speed)
             for stage in range(RK):
                 flux = np.zeros_like(v)
                 for k in range(NNB):
