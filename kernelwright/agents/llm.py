@@ -162,8 +162,7 @@ def translate_error(exc: Exception, settings: LLMSettings) -> LLMError:
     if isinstance(exc, openai.APIConnectionError):
         return LLMError(
             f"cannot reach the LLM endpoint {url} ({tries}): {str(exc).rstrip('.')}. Check that "
-            "the server is "
-            "running and that --llm-base-url is right (it usually ends in /v1)"
+            "the server is running and that --llm-base-url is right (it usually ends in /v1)"
         )
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
         return LLMError(

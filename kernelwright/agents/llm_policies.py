@@ -122,7 +122,11 @@ class LLMPlanner:
             history=[],
             tool_name=PlanReply.__name__,
         )
-        reply = self.client.ask_structured("planner", _messages("the planner", user), PlanReply)
+        try:
+            messages = _messages("the planner", user)
+            reply = self.client.ask_structured("planner", messages, PlanReply)
+        except LLMBudgetError:
+            return base
         return base if reply is None else self._merge(base, reply, contract)
 
     def _merge(self, base: Plan, reply: PlanReply, contract: Contract) -> Plan:
