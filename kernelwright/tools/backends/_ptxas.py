@@ -25,7 +25,7 @@ _BARRIERS = re.compile(r"used (\d+) barriers")
 _SMEM = re.compile(r"(\d+) bytes smem")
 _CMEM = re.compile(r"(\d+) bytes cmem\[\d+\]")
 _PTX_ENTRY = re.compile(r"^\s*\.(?:visible\s+|weak\s+)?\.entry\s+([\w$]+)", re.M)
-_MANGLED = re.compile(r"_Z(?:N)?(\d+)([A-Za-z_]\w*)")
+_SOURCE_PART = re.compile(r"(\d+)[A-Za-z_]")
 
 
 def _stats_of(lines: list[str]) -> dict[str, int]:
@@ -66,13 +66,19 @@ def ptx_entries(ptx: str) -> list[str]:
 
 
 def source_name(entry: str) -> str:
-    """The source-level name of a PTX entry: unchanged for ``extern "C"``, demangled base
-    name for C++ (``_Z5plainPfi`` -> ``plain``, ``_Z4tmplILi3EEvPf`` -> ``tmpl``)."""
-    m = _MANGLED.match(entry)
-    if m is None:
+    """The source-level name of a PTX entry: unchanged for ``extern "C"``, the demangled
+    unqualified name for C++ (``_Z5plainPfi`` -> ``plain``, ``_Z4tmplILi3EEvPf`` -> ``tmpl``,
+    ``_ZN2ns3fooEv`` -> ``foo``)."""
+    if not entry.startswith("_Z"):
         return entry
-    length = int(m[1])
-    return m[2][:length] if len(m[2]) >= length else entry
+    nested = entry.startswith("_ZN")
+    pos, name = (3 if nested else 2), None
+    while m := _SOURCE_PART.match(entry, pos):  # <length><identifier> components
+        length = int(m[1])
+        name, pos = entry[m.end(1): m.end(1) + length], m.end(1) + length
+        if not nested:
+            break
+    return name or entry
 
 
 def entry_names(entries: list[str]) -> dict[str, str]:
