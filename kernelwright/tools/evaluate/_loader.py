@@ -24,11 +24,13 @@ MAX_ERROR_CHARS = 6000
 class Rejected(Exception):
     """A candidate failed a rung of the ladder; carries the level, the reason and any flags."""
 
-    def __init__(self, level: Level, error: str, flags: set[Flag] | None = None) -> None:
+    def __init__(self, level: Level, error: str, flags: set[Flag] | None = None,
+                 errors: tuple[float, float] | None = None) -> None:
         super().__init__(error)
         self.level = level
         self.error = error
         self.flags = flags or set()
+        self.errors = errors  # (max abs, max rel) when values were compared
 
 
 def error_text(exc: BaseException, where: str) -> str:

@@ -7,6 +7,7 @@ originals it remembers are the real ones.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
@@ -18,9 +19,32 @@ from typing import Any
 
 import torch
 
-from kernelwright.tools.backends import BACKENDS, get_backend
+import kernelwright.tools.backends as backends_pkg
+from kernelwright.tools.backends import BACKENDS
 
 log = logging.getLogger(__name__)
+
+_constructed: dict[str, Any] = {}
+
+
+def track_backends() -> None:
+    """Record every backend constructed through ``get_backend`` from now on (worker only).
+
+    The backends' module-level helpers (``cpp.load_inline``, ``sycl.load_inline``) look
+    ``get_backend`` up in the package at call time, so candidates go through the tracker.
+    """
+    original = backends_pkg.get_backend
+    if getattr(original, "_kw_tracked", False):
+        return
+
+    @functools.wraps(original)
+    def tracked(name: str) -> Any:
+        backend = original(name)
+        _constructed[name] = backend
+        return backend
+
+    tracked._kw_tracked = True  # type: ignore[attr-defined]
+    backends_pkg.get_backend = tracked
 
 
 def _backend_classes() -> dict[str, type]:
@@ -47,6 +71,8 @@ class ClockGuard:
             "torch.cuda.synchronize": torch.cuda.synchronize,
         }
         self._backend_sync = {n: c.synchronize for n, c in _backend_classes().items()}
+        track_backends()
+        self._get_backend = backends_pkg.get_backend
 
     def _current(self) -> dict[str, Any]:
         return {
@@ -64,6 +90,8 @@ class ClockGuard:
             cls = _backend_class_if_loaded(name)
             if cls is not None and cls.synchronize is not original:
                 bad.append(f"{cls.__name__}.synchronize")
+        if backends_pkg.get_backend is not self._get_backend:
+            bad.append("kernelwright.tools.backends.get_backend")
         for name, backend in loaded_backends().items():
             if "synchronize" in vars(backend):
                 bad.append(f"{name} backend instance synchronize")
@@ -77,15 +105,8 @@ def _backend_class_if_loaded(name: str) -> type | None:
 
 
 def loaded_backends() -> dict[str, Any]:
-    """The backends whose module a candidate imported (constructed through ``get_backend``)."""
-    out: dict[str, Any] = {}
-    for name, target in list(BACKENDS.items()):
-        if target.split(":")[0] in sys.modules:
-            try:
-                out[name] = get_backend(name)
-            except Exception as exc:  # a backend that cannot construct was never used
-                log.debug("backend %s loaded but not constructible: %s", name, exc)
-    return out
+    """The backends constructed in this process since :func:`track_backends`."""
+    return dict(_constructed)
 
 
 def synchronizer() -> Callable[[], None]:

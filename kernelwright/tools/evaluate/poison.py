@@ -61,6 +61,12 @@ class PoisonMode(TorchDispatchMode):
         (True, True)
     """
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Otherwise torch wraps __torch_dispatch__ in dynamo.disable, whose first call imports
+        # torch._dynamo (~2-4 s per worker). The harness never compiles inside this mode.
+        return False
+
     def __init__(self, kind: PoisonKind = "nan") -> None:
         super().__init__()
         self.kind = kind

@@ -21,6 +21,7 @@ from kernelwright.tools.evaluate.sandbox import network_prefix, worker_env
 log = logging.getLogger(__name__)
 
 LOG_TAIL_CHARS = 3000
+START_TIMEOUT_S = 120.0  # importing torch on a loaded machine can take many seconds
 
 
 class WorkerFailed(Exception):
@@ -52,7 +53,7 @@ class WorkerProcess:
         init = {"op": "init", "task_path": str(task.path),
                 "contract": contract.model_dump(mode="json")}
         try:
-            reply = self.call(init, settings.call_timeout_s)
+            reply = self.call(init, max(settings.call_timeout_s, START_TIMEOUT_S))
         except WorkerFailed as exc:
             self.close()
             raise WorkerError(f"the evaluation worker for {task.name} did not start: {exc}. "

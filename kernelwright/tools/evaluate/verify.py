@@ -102,6 +102,9 @@ class Verifier:
             except Rejected as rej:
                 verdict.reject(rej.level, f"variant {variant.name}, seed {seed}: {rej.error}",
                                rej.flags)
+                if rej.errors:
+                    abs_err = _worst(abs_err, rej.errors[0])
+                    rel_err = _worst(rel_err, rej.errors[1])
                 return VariantCheck(variant=variant.name, seeds=seed + 1, ok=False,
                                     max_abs_error=errs_or(abs_err), max_rel_error=errs_or(rel_err),
                                     message=rej.error)
@@ -136,8 +139,8 @@ class Verifier:
             why = {Flag.STALE_OUTPUT: " (wrong before the reference ran, right after it: "
                    "reused a result)", Flag.NONDETERMINISTIC: " (the two calls disagree: "
                    "uninitialised memory or non-determinism)"}
-            raise Rejected(Level.VALUE_MISMATCH,
-                           (msg1 or msg2) + "".join(why[f] for f in flags), flags)
+            raise Rejected(Level.VALUE_MISMATCH, (msg1 or msg2) + "".join(why[f] for f in flags),
+                           flags, (_worst(abs1, abs2), _worst(rel1, rel2)))
         if not same:
             raise Rejected(Level.CORRECT, "two calls with different output poisons gave "
                            "different results (uninitialised memory or non-determinism)",
@@ -187,6 +190,10 @@ class Verifier:
 
 def errs_or(value: float) -> float | None:
     return value if value else None
+
+
+def _worst(a: float, b: float) -> float:
+    return b if b != b or b > a else a  # NaN (a poisoned output) is the worst
 
 
 def _size(variant: ShapeVariant) -> int:

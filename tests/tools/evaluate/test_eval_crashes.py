@@ -1,0 +1,56 @@
+"""Crashing candidates become failed results, and the next evaluation in the pool still works."""
+
+from __future__ import annotations
+
+import pytest
+from kw_eval_helpers import candidate, task
+
+from kernelwright.config import Settings
+from kernelwright.tools.evaluate import Level, WorkerPool
+
+
+@pytest.fixture(scope="module")
+def crash_pool(settings):
+    with WorkerPool(settings.model_copy(update={"call_timeout_s": 4.0})) as p:
+        yield p
+
+
+def _then_honest_works(crash_pool):
+    r = crash_pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
+    assert r.correct, r.error
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("segfault", "SIGSEGV"),  # the error carries faulthandler's "Fatal Python error"
+        ("abort", "SIGABRT"),
+        ("infinite_loop", "timed out after 4 s"),
+    ],
+)
+def test_crash_is_a_failed_result_and_pool_recovers(crash_pool, name, expected):
+    r = crash_pool.evaluate(task("gelu"), candidate(f"crashes/{name}"))
+    starts = crash_pool.starts
+    assert r.level == Level.RUNTIME_ERROR and not r.correct
+    assert expected in r.error
+    if name == "segfault":
+        assert "Fatal Python error" in r.error and "forward" in r.error
+    _then_honest_works(crash_pool)
+    assert crash_pool.starts == starts + 1  # restarted once, for the honest candidate
+
+
+def test_allocation_beyond_the_memory_limit_fails_cleanly(crash_pool):
+    assert crash_pool.settings.memory_limit_mb <= 4096  # the candidate asks for 8 GiB
+    r = crash_pool.evaluate(task("gelu"), candidate("crashes/huge_alloc"))
+    assert not r.correct and r.level == Level.RUNTIME_ERROR
+    assert "allocate" in r.error.lower() or "memory" in r.error.lower()
+    _then_honest_works(crash_pool)
+
+
+def test_segfault_error_includes_the_python_traceback(crash_pool):
+    r = crash_pool.evaluate(task("gelu"), candidate("crashes/segfault"))
+    assert "Fatal Python error" in r.error and "forward" in r.error
+
+
+def test_settings_object_is_not_mutated(settings):
+    assert isinstance(settings, Settings) and settings.call_timeout_s == 60
