@@ -288,8 +288,8 @@ def _summary(profile: Profile | None) -> str:
 class LLMCritic:
     """Decides the next step with the LLM; the offline critic's hard stops always win.
 
-    Hard stops (budget, time, roofline reached, no new candidates) and the LLM budget come first;
-    then the LLM picks the action and says why; a dropped reply falls back to the offline rule.
+    The LLM budget and the rule's hard stops (budget, time, roofline, no new candidates) come
+    first; then the LLM picks the action and says why; a dropped reply falls back to the rule.
     """
 
     def __init__(
@@ -304,10 +304,10 @@ class LLMCritic:
 
     def decide(self, plan: Plan, history: History, elapsed_s: float) -> Decision:
         rule = self.fallback.decide(plan, history, elapsed_s)
-        if rule.action == Action.STOP:
-            return rule
         if (why := self.client.over_budget()) is not None:
             return rule.model_copy(update={"action": Action.STOP, "reason": why})
+        if rule.action == Action.STOP:
+            return rule
         latest = history.profiles[-1] if history.profiles else None
         cand = _lookup(self.lookup, latest.candidate_id) if latest else None
         user = render(
