@@ -191,6 +191,21 @@ class PromptArchive:
             queue += self.parents.get(pid, [])
         return order
 
+    def lineage_table(self, prompt_id: str) -> list[dict[str, Any]]:
+        """Rows for ``kernelwright show``: each ancestor's id, generation, fitness and uses
+        (``None`` fields for prompts evicted from the archive)."""
+        rows = []
+        for pid in self.lineage(prompt_id):
+            prompt, stats = self.prompts.get(pid), self.stats.get(pid)
+            rows.append({
+                "id": pid,
+                "generation": prompt.generation if prompt else None,
+                "fitness": stats.fitness if stats else None,
+                "uses": stats.uses if stats else None,
+                "parents": self.parents.get(pid, []),
+            })
+        return rows
+
     def to_json(self) -> dict[str, Any]:
         return {
             "max_prompts": self.max_prompts,

@@ -119,6 +119,10 @@ def test_lineage_nearest_first():
     for p in (a, b, c):
         archive.add(p)
     assert archive.lineage(c.id) == [c.id, b.id, a.id]
+    archive.report(b.id, 3.0)
+    rows = archive.lineage_table(c.id)
+    assert [r["generation"] for r in rows] == [2, 1, 0]
+    assert rows[1]["fitness"] == 3.0 and rows[0]["parents"] == [b.id]
 
 
 def test_json_round_trip_keeps_rng_state(tmp_path):
