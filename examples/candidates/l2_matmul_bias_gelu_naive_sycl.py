@@ -1,4 +1,4 @@
-"""Naive SYCL candidate for l2_matmul_bias_gelu: one work-item per output, bias and erf-GELU fused."""
+"""Naive SYCL candidate for l2_matmul_bias_gelu: one work-item per output, bias + GELU fused."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Naive SYCL candidate for l2_scaled_matmul_softmax: a scores kernel, then a row-softmax kernel."""
+"""Naive SYCL candidate for l2_scaled_matmul_softmax: a scores kernel, then a row softmax."""
 
 import torch
 from torch import nn
