@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heappushpop
 from itertools import islice
+from operator import attrgetter
 
 from kernelwright.tools.gpusim._memsys import SectorCache
 from kernelwright.tools.gpusim._opclass import OpClass
@@ -31,6 +32,7 @@ _MEMORY = frozenset(int(c) for c in (
     _O.LD_CONST, _O.ATOM_GLOBAL, _O.ATOM_SHARED, _O.ASYNC_COPY, _O.SHUFFLE))
 _BARRIER, _ASYNC_WAIT, _EXIT = int(_O.BARRIER), int(_O.ASYNC_WAIT), int(_O.EXIT)
 _BATCH = 64  # thread blocks decoded per numpy batch
+_MASK = attrgetter("mask")
 _RESERVE = 4  # a warp may book an issue slot up to this many cycles ahead
 
 
@@ -106,7 +108,8 @@ class Engine:
         s = self.gpu.schedulers_per_sm
         cta = _Cta(sm, len(warps))
         self.c["ctas"] += 1
-        self.c["thread_insts"] += sum(i.mask.bit_count() for w in warps for i in w.instructions)
+        self.c["thread_insts"] += sum(
+            sum(map(int.bit_count, map(_MASK, w.instructions))) for w in warps)
         for insts in decoded:
             sched = sm * s + self.warp_count[sm] % s
             self.warp_count[sm] += 1
@@ -148,12 +151,13 @@ class Engine:
             for sm in range(self.gpu.num_sms):
                 self._launch(sm, 0.0)
         heap, sched_free, unit_free = self.heap, self.sched_free, self.unit_free
-        memory, lrr, c, count = _MEMORY, self.lrr, self.c, 0
-        while heap:
-            popped, prio, w = heappop(heap)
+        memory, lrr, count = _MEMORY, self.lrr, 0
+        item = heappop(heap) if heap else None
+        while item is not None:
+            popped, prio, w = item
             t = popped
             insts = w.insts
-            cls, lat, unit, interval, srcs, dests, mem = insts[w.idx]
+            cls, lat, unit, interval, _, dests, mem = insts[w.idx]
             sched = w.sched
             uidx = sched * NUM_UNITS + unit
             x = sched_free[sched]
@@ -163,7 +167,7 @@ class Engine:
             if x > t:
                 t = x
             if t > popped + _RESERVE:  # busy for long: let other warps use the slots between
-                heappush(heap, (t, prio, w))
+                item = heappushpop(heap, (t, prio, w))
                 continue
             sched_free[sched] = t + 1
             unit_free[uidx] = t + interval
@@ -173,28 +177,30 @@ class Engine:
                 regs[r] = done
             count += 1
             idx = w.idx = w.idx + 1
-            if cls == _BARRIER:
-                self._arrive(w, t)
-            elif cls == _EXIT or idx >= len(insts):
-                self._finish(w, t + 1)
-            else:
-                if lrr:
-                    self.seq += 1
-                    prio = w.prio = self.seq
-                nxt = insts[idx]
-                ready = t + 1
-                for r in nxt[4]:
-                    x = regs.get(r, 0.0)
-                    if x > ready:
-                        ready = x
-                for r in nxt[5]:
-                    x = regs.get(r, 0.0)
-                    if x > ready:
-                        ready = x
-                if nxt[0] == _ASYNC_WAIT and w.async_done > ready:
-                    ready = w.async_done
-                heappush(heap, (ready, prio, w))
-        c["warp_insts"] += count
+            if cls == _BARRIER or cls == _EXIT or idx >= len(insts):
+                if cls == _BARRIER:
+                    self._arrive(w, t)
+                else:
+                    self._finish(w, t + 1)
+                item = heappop(heap) if heap else None
+                continue
+            if lrr:
+                self.seq += 1
+                prio = w.prio = self.seq
+            nxt = insts[idx]
+            ready = t + 1
+            for r in nxt[4]:
+                x = regs.get(r, 0.0)
+                if x > ready:
+                    ready = x
+            for r in nxt[5]:
+                x = regs.get(r, 0.0)
+                if x > ready:
+                    ready = x
+            if nxt[0] == _ASYNC_WAIT and w.async_done > ready:
+                ready = w.async_done
+            item = heappushpop(heap, (ready, prio, w))  # the same warp again if it is first
+        self.c["warp_insts"] += count
         return self.end
 
     # ------------------------------------------------------------------ memory

@@ -68,8 +68,9 @@ class Decoder:
         line_jobs: list[tuple[int, int]] = []
         bank_jobs: list[tuple[int, int]] = []
         const_jobs: list[tuple[int, int]] = []
+        get, base = self._cache.get, self.base
         for wi, stream in enumerate(warps):
-            decoded = [self.base(i) for i in stream.instructions]
+            decoded = [get((i.opcode, i.srcs, i.dests)) or base(i) for i in stream.instructions]
             for k, d in enumerate(decoded):
                 cls = d[0]
                 if cls in _LINE_CLASSES:

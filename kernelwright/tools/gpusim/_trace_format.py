@@ -74,6 +74,11 @@ def _is_contiguous(mask: int) -> bool:
 def _decode_addresses(mode: int, mask: int, tok: list[str], j: int) -> tuple[tuple[int, ...], int]:
     """Decode the addresses after ``mode``; returns them and the index after the last token."""
     n = mask.bit_count()
+    need = {0: n, 1: 2, 2: max(n, 1)}.get(mode)
+    if need is None:
+        raise ValueError(f"unknown address compression mode {mode}")
+    if len(tok) < j + need:
+        raise ValueError(f"mode {mode} needs {need} address fields for {n} active lanes")
     if mode == 0:
         return tuple(int(x, 16) for x in tok[j:j + n]), j + n
     if mode == 1:
@@ -82,14 +87,12 @@ def _decode_addresses(mode: int, mask: int, tok: list[str], j: int) -> tuple[tup
         run_len = (run ^ (run + 1)).bit_length() - 1 if run else 0  # first run of ones
         out = [base + k * stride for k in range(run_len)] + [0] * (n - run_len)
         return tuple(out), j + 2
-    if mode == 2:
-        addr = int(tok[j], 16)
-        out = [addr]
-        for x in tok[j + 1:j + n]:
-            addr += int(x)
-            out.append(addr)
-        return (tuple(out) if n else ()), j + max(n, 1)
-    raise ValueError(f"unknown address compression mode {mode}")
+    addr = int(tok[j], 16)  # mode 2
+    out = [addr]
+    for x in tok[j + 1:j + n]:
+        addr += int(x)
+        out.append(addr)
+    return (tuple(out) if n else ()), j + max(n, 1)
 
 
 # ----------------------------------------------------------------------------- lines

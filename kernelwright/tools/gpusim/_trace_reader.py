@@ -25,6 +25,7 @@ from kernelwright.tools.gpusim.records import KernelInfo, TraceInstruction, Warp
 
 logger = logging.getLogger(__name__)
 _Cta = tuple[int, int, int]
+_CACHE_LINES = 200_000  # distinct instruction lines remembered per file (bounds memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,7 @@ class TraceKernelFile:
         cta: _Cta = (0, 0, 0)
         warp_id: int | None = None
         insts: list[TraceInstruction] = []
+        cache: dict[str, TraceInstruction] = {}  # identical lines (same PC, mask, addresses)
         with open_text(self.path) as fh:
             for lineno, raw in enumerate(fh, 1):
                 line = raw.strip()
@@ -109,23 +111,35 @@ class TraceKernelFile:
                     elif head == "w":
                         warp_id = int(line.partition("=")[2])
                 elif head != "i":  # "insts = N" carries no information we need
-                    insts.append(self._parse(line.split(), skip, lineno))
+                    inst = cache.get(line)
+                    if inst is None:
+                        inst = self._parse(line.split(), skip, lineno)
+                        if len(cache) < _CACHE_LINES:
+                            cache[line] = inst
+                    insts.append(inst)
         if warp_id is not None:
             yield WarpStream(cta, warp_id, tuple(insts))
 
     # ------------------------------------------------------------------ raw .trace
     def _raw_warps(self) -> Iterator[WarpStream]:
         last_line = self._last_line_per_cta()
-        skip = 4 + (1 if self.lineinfo else 0)
+        skip = 1 if self.lineinfo else 0
         open_ctas: dict[_Cta, dict[int, list[TraceInstruction]]] = {}
+        cache: dict[str, TraceInstruction] = {}
         with open_text(self.path) as fh:
             for lineno, raw in enumerate(fh, 1):
-                tok = raw.split()
-                if not tok or not tok[0].isdigit():
+                tok = raw.split(None, 4)
+                if len(tok) < 5 or not tok[0].isdigit():
                     continue
                 cta = (int(tok[0]), int(tok[1]), int(tok[2]))
+                rest = tok[4].strip()
+                inst = cache.get(rest)
+                if inst is None:
+                    inst = self._parse(rest.split(), skip, lineno)
+                    if len(cache) < _CACHE_LINES:
+                        cache[rest] = inst
                 warps = open_ctas.setdefault(cta, {})
-                warps.setdefault(int(tok[3]), []).append(self._parse(tok, skip, lineno))
+                warps.setdefault(int(tok[3]), []).append(inst)
                 if last_line[cta] == lineno:
                     del open_ctas[cta]
                     for wid in sorted(warps):

@@ -176,13 +176,15 @@ def _timing(info: KernelInfo, gpu: GPUConfig, occ: Occupancy, engine: Engine, si
 
 
 def _extrapolate(info: KernelInfo, simulated: int, ctas: int, concurrent: int) -> int:
-    """Scale by waves when the trace holds only a sample of the grid's CTAs."""
-    sampled = info.extra.get(SAMPLED_CTAS_KEY)
-    if not sampled or not ctas:
-        return simulated
-    try:
+    """Scale by waves when the trace holds only a sample of the grid's CTAs.
+
+    The total comes from a ``-sampled ctas = kept/total`` header, else from the grid size.
+    """
+    total = math.prod(info.grid)
+    sampled = info.extra.get(SAMPLED_CTAS_KEY, "")
+    if "/" in sampled and sampled.split("/")[1].strip().isdigit():
         total = int(sampled.split("/")[1])
-    except (IndexError, ValueError):
+    if not ctas or ctas >= total:
         return simulated
     full_waves = math.ceil(total / concurrent)
     traced_waves = math.ceil(ctas / concurrent)

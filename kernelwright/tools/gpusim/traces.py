@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from kernelwright.tools.gpusim._trace import TraceSampling
 from kernelwright.tools.gpusim._trace_format import (
     TraceFormatError,
     format_header,
@@ -56,29 +57,16 @@ logger = logging.getLogger(__name__)
 SAMPLED_CTAS_KEY = "sampled ctas"  # header key "-sampled ctas = kept/total"
 
 
-@dataclass(frozen=True, slots=True)
-class TraceSampling:
-    """Deterministic size bounds for a written trace.
+def _kept_ctas(sampling: TraceSampling, grid: tuple[int, int, int]) -> int:
+    """How many thread blocks of ``grid`` ``sampling`` keeps."""
+    every = max(sampling.cta_every, 1)
+    kept = math.ceil(math.prod(grid) / every)
+    return kept if sampling.max_ctas is None else min(kept, sampling.max_ctas)
 
-    A thread block with linear index ``i = x + gx*(y + gy*z)`` is kept when
-    ``i % cta_stride == 0`` and fewer than ``max_ctas`` have been kept; within a kept block only
-    warps ``0 .. max_warps_per_cta-1`` are written. The header records ``-sampled ctas = k/n`` so
-    the timing model can extrapolate.
-    """
 
-    cta_stride: int = 1
-    max_ctas: int | None = None
-    max_warps_per_cta: int | None = None
-
-    def kept_ctas(self, grid: tuple[int, int, int]) -> int:
-        """How many thread blocks of ``grid`` this sampling keeps."""
-        kept = math.ceil(math.prod(grid) / max(self.cta_stride, 1))
-        return kept if self.max_ctas is None else min(kept, self.max_ctas)
-
-    @property
-    def active(self) -> bool:
-        """True if anything is dropped."""
-        return self.cta_stride > 1 or self.max_ctas is not None or bool(self.max_warps_per_cta)
+def _samples(sampling: TraceSampling) -> bool:
+    return sampling.cta_every > 1 or sampling.max_ctas is not None or bool(
+        sampling.warps_per_cta)
 
 
 class TraceDirWriter:
@@ -90,7 +78,10 @@ class TraceDirWriter:
 
     Args:
         out_dir: folder to create (or reuse; its kernelslist.g is rewritten).
-        sampling: optional size bounds (thread-block stride / cap, warps per block).
+        sampling: optional size bounds, the emulator's ``TraceSampling`` (keep thread blocks
+            whose linear id is a multiple of ``cta_every``, at most ``max_ctas`` of them, and
+            the first ``warps_per_cta`` warps of each). The header then says
+            ``-sampled ctas = kept/total`` and the timing model extrapolates by waves.
         compress_addresses: False writes address mode 0 (one address per lane).
         xz: write ``kernel-N.traceg.xz`` (the kernelslist still names ``kernel-N.traceg``).
         source: value of the ``-trace source`` header line.
@@ -141,8 +132,8 @@ class TraceDirWriter:
         kid = len(self.kernel_files) + 1
         name = f"kernel-{kid}.traceg"
         path = self.out_dir / (name + ".xz" if self.xz else name)
-        if self.sampling.active:
-            kept = self.sampling.kept_ctas(info.grid)
+        if _samples(self.sampling):
+            kept = _kept_ctas(self.sampling, info.grid)
             extra = {**info.extra, SAMPLED_CTAS_KEY: f"{kept}/{math.prod(info.grid)}"}
             info = KernelInfo(**{**_fields(info), "extra": extra})
         opener = lzma.open if self.xz else open
@@ -193,16 +184,14 @@ class TraceDirWriter:
     def _keep(self, stream: WarpStream) -> bool:
         s, info = self.sampling, self._info
         assert info is not None
-        if s.max_warps_per_cta and stream.warp_id >= s.max_warps_per_cta:
+        if s.warps_per_cta and stream.warp_id >= s.warps_per_cta:
             return False
         if stream.cta in self._kept:
             return True
         gx, gy, _ = info.grid
         x, y, z = stream.cta
-        linear = x + gx * (y + gy * z)
-        if linear % max(s.cta_stride, 1):
-            return False
-        return s.max_ctas is None or len(self._kept) < s.max_ctas
+        linear, every = x + gx * (y + gy * z), max(s.cta_every, 1)
+        return linear % every == 0 and (s.max_ctas is None or linear // every < s.max_ctas)
 
 
 def _fields(info: KernelInfo) -> dict[str, object]:

@@ -1,0 +1,162 @@
+"""GPU-simulation speed: timing model, trace size, trace reader (and the emulator, if present).
+
+Prints one table:
+
+* timing model speed in warp-instructions per second, on synthetic kernels that stress the
+  scheduler (ALU chains), coalesced and strided global memory, and shared memory;
+* trace bytes per warp-instruction of what ``TraceDirWriter`` writes (plain and ``.xz``);
+* reader throughput (warp-instructions and MB per second), plain and ``.xz``;
+* the emulator's rows from ``benchmarks/_gpusim_emu.py`` when that file exists (it must
+  define ``rows() -> list[tuple[str, float, str]]``: metric, value, unit).
+
+Speeds are per CPU-second (``time.process_time``), best of ``--repeats`` runs: the machine is
+shared, and CPU time with best-of is the least noisy estimate.
+
+    python benchmarks/gpusim.py [--repeats 3] [--ctas 272]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from kernelwright.tools.gpusim._synthetic import (
+    alu,
+    bar,
+    exit_,
+    ld_global,
+    ld_shared,
+    st_global,
+    st_shared,
+    synthetic_kernel,
+)
+from kernelwright.tools.gpusim.gpus import GPUConfig, gpu_by_name
+from kernelwright.tools.gpusim.records import TraceInstruction
+from kernelwright.tools.gpusim.timing import simulate_kernel
+from kernelwright.tools.gpusim.traces import InMemoryKernel, TraceDirWriter, iter_kernels
+
+Row = tuple[str, float, str]
+Body = Callable[[int, int], list[TraceInstruction]]
+
+
+def _alu_chain(cta: int, warp: int) -> list[TraceInstruction]:
+    out = [alu(0x10 * i, f"R{4 + i % 6}", (f"R{4 + (i + 5) % 6}", "R2")) for i in range(96)]
+    return [*out, exit_(0x1000)]
+
+
+def _streaming(stride: int) -> Body:
+    def body(cta: int, warp: int) -> list[TraceInstruction]:
+        base = 0x7F0000000000 + (cta * 8 + warp) * 32 * stride * 16
+        out: list[TraceInstruction] = []
+        for i in range(16):
+            out += [ld_global(0x30 * i, "R4", base + 32 * stride * i, stride),
+                    alu(0x30 * i + 0x10, "R5", ("R4", "R5")),
+                    st_global(0x30 * i + 0x20, "R5", base + (1 << 32) + 32 * stride * i, stride)]
+        return [*out, exit_(0x1000)]
+
+    return body
+
+
+def _shared_tile(cta: int, warp: int) -> list[TraceInstruction]:
+    out = [ld_global(0, "R4", 0x7F0000000000 + (cta * 8 + warp) * 128, 4),
+           st_shared(0x10, "R4", warp * 128, 4), bar(0x20)]
+    for i in range(32):
+        out += [ld_shared(0x30 + 0x20 * i, "R6", (i * 128) % 1024, 4),
+                alu(0x40 + 0x20 * i, "R7", ("R6", "R7"))]
+    return [*out, exit_(0x1000)]
+
+
+def kernels(ctas: int) -> dict[str, InMemoryKernel]:
+    """The synthetic kernels the benchmark runs."""
+    return {
+        "alu chain": synthetic_kernel(ctas=ctas, warps_per_cta=8, body=_alu_chain),
+        "coalesced ld/st": synthetic_kernel(ctas=ctas, warps_per_cta=8, body=_streaming(4)),
+        "strided ld/st": synthetic_kernel(ctas=ctas // 4, warps_per_cta=8, body=_streaming(64)),
+        "shared tile": synthetic_kernel(ctas=ctas, warps_per_cta=8, body=_shared_tile,
+                                        shmem=1024),
+    }
+
+
+def _best(fn: Callable[[], float], repeats: int) -> float:
+    return max(fn() for _ in range(repeats))
+
+
+def model_rows(ks: dict[str, InMemoryKernel], repeats: int) -> list[Row]:
+    """Timing-model speed per synthetic kernel."""
+    gpu = gpu_by_name("rtx2080ti")
+    rows = []
+    for name, k in ks.items():
+        speed = _best(lambda k=k: _model_speed(k, gpu), repeats)
+        rows.append((f"timing model, {name}", speed, "warp-inst/s"))
+    return rows
+
+
+def _model_speed(kernel: InMemoryKernel, gpu: GPUConfig) -> float:
+    start = time.process_time()
+    timing = simulate_kernel(kernel, gpu)
+    return timing.warp_instructions / (time.process_time() - start)
+
+
+def trace_rows(ks: dict[str, InMemoryKernel], repeats: int) -> list[Row]:
+    """Bytes per warp-instruction written, and reader throughput, plain and xz."""
+    rows: list[Row] = []
+    for xz in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            with TraceDirWriter(tmp, xz=xz) as w:
+                for k in ks.values():
+                    w.begin_kernel(k.info)
+                    for s in k.streams:
+                        w.warp(s)
+            size = sum(p.stat().st_size for p in Path(tmp).iterdir())
+            tag = "xz" if xz else "text"
+            rows.append((f"trace size ({tag})", size / w.warp_instructions, "bytes/warp-inst"))
+            speed = _best(lambda t=tmp: _read_speed(Path(t)), repeats)
+            rows.append((f"reader ({tag})", speed, "warp-inst/s"))
+            rows.append((f"reader ({tag})", speed * size / w.warp_instructions / 1e6,
+                         "MB/s of trace file"))
+    return rows
+
+
+def _read_speed(path: Path) -> float:
+    start, n = time.process_time(), 0
+    for k in iter_kernels(path):
+        for w in k.warps():
+            n += len(w.instructions)
+    return n / (time.process_time() - start)
+
+
+def emulator_rows() -> list[Row]:
+    """Rows from benchmarks/_gpusim_emu.py (owned by gpusim-emu), when it exists."""
+    path = Path(__file__).with_name("_gpusim_emu.py")
+    if not path.exists():
+        return [("emulator benchmark", float("nan"), "missing: benchmarks/_gpusim_emu.py")]
+    spec = importlib.util.spec_from_file_location("_gpusim_emu", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_gpusim_emu"] = module
+    spec.loader.exec_module(module)
+    return list(module.rows())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--ctas", type=int, default=272, help="CTAs per synthetic kernel")
+    args = parser.parse_args()
+    ks = kernels(args.ctas)
+    total = sum(len(w.instructions) for k in ks.values() for w in k.streams)
+    print(f"{len(ks)} synthetic kernels, {total} warp-instructions, best of {args.repeats}")
+    rows = model_rows(ks, args.repeats) + trace_rows(ks, args.repeats) + emulator_rows()
+    width = max(len(r[0]) for r in rows)
+    print(f"{'metric'.ljust(width)}  {'value':>12}  unit")
+    for name, value, unit in rows:
+        print(f"{name.ljust(width)}  {value:>12,.1f}  {unit}")
+
+
+if __name__ == "__main__":
+    main()
