@@ -35,6 +35,11 @@ def build_memory(ins: Instruction, kernel: Kernel) -> tuple[Callable, int, str]:
     return _atomic(ins, space, dt), dt.itemsize, space
 
 
+def _full(v, n: int) -> np.ndarray:
+    """``v`` as an array of ``n`` lanes (a view when it is a scalar)."""
+    return v if getattr(v, "shape", None) == (n,) else np.broadcast_to(v, (n,))
+
+
 def address(op: Operand) -> Callable:
     """Fetcher of the byte address of ``[base+offset]`` (a register or a symbol)."""
     if op.kind != "addr":
@@ -68,7 +73,7 @@ def _load(ins: Instruction, space: str, dt: np.dtype, vec: int) -> Callable:
     puts = [writer(o) for o in (dst.items if dst.kind == "vec" else (dst,))]
 
     def run(st, sel):
-        addr = np.broadcast_to(get_addr(st, sel), (st.count(sel),))
+        addr = _full(get_addr(st, sel), st.count(sel))
         vals = st.load(space, _vector_addresses(addr, vec, dt.itemsize), dt, sel, vec)
         if vec == 1:
             puts[0](st, sel, vals)
@@ -87,7 +92,7 @@ def _store(ins: Instruction, space: str, dt: np.dtype, vec: int) -> Callable:
 
     def run(st, sel):
         n = st.count(sel)
-        addr = np.broadcast_to(get_addr(st, sel), (n,))
+        addr = _full(get_addr(st, sel), n)
         val = get_val(st, sel)
         if vec > 1:
             val = np.stack(np.broadcast_arrays(*[np.broadcast_to(v, (n,)) for v in val]), -1)
@@ -111,8 +116,8 @@ def _atomic(ins: Instruction, space: str, dt: np.dtype) -> Callable:
 
     def run(st, sel):
         n = st.count(sel)
-        addr = np.broadcast_to(get_addr(st, sel), (n,))
-        vals = [np.broadcast_to(g(st, sel), (n,)) for g in getters]
+        addr = _full(get_addr(st, sel), n)
+        vals = [_full(g(st, sel), n) for g in getters]
         old = st.atomic(space, addr, dt, op, vals[0], vals[1] if len(vals) > 1 else None,
                         need_old, sel)  # fmt: skip
         if put is not None:

@@ -161,8 +161,11 @@ class _Scheduler:
                     break
                 pcs = np.where(runnable, s.pc, big)
                 pc = int(pcs.min())
-                cohort = np.flatnonzero(pcs == pc)
-                self.step(pc, cohort, self._threads(cohort, full))
+                at = pcs == pc
+                cohort = np.flatnonzero(at)
+                # straight-line code runs until a pc where other warps wait or paths reconverge
+                stops = set(pcs[runnable & ~at].tolist()) | set(s.rpc[cohort].tolist()) | {n}
+                self._run_cohort(pc, cohort, self._threads(cohort, full), stops)
         for k, v in self.opcodes.items():
             self.c["op:" + k] += v
 
@@ -174,41 +177,52 @@ class _Scheduler:
         self._cache = (key, cohort, threads)
         return threads
 
-    def step(self, pc: int, cohort: np.ndarray, threads) -> None:
-        op = self.prog.ops[pc]
-        st, ins = self.st, op.ins
-        st.clock += 1
+    def _run_cohort(self, pc: int, cohort: np.ndarray, threads, stops: set[int]) -> None:
+        """Execute from ``pc`` for warps ``cohort`` until a control instruction or a stop pc."""
+        ops, st, c, rec = self.prog.ops, self.st, self.c, self.rec
+        n_warps, n_all = cohort.size, st.count(threads)
+        while True:
+            op = ops[pc]
+            ins = op.ins
+            st.clock += 1
+            exec_ = threads
+            if ins.pred is not None:
+                pv = st.regs[ins.pred] if threads is None else st.regs[ins.pred][threads]
+                pv = ~pv if ins.pred_neg else pv
+                exec_ = np.flatnonzero(pv) if threads is None else threads[pv]
+            self.opcodes[ins.opcode] += n_warps
+            c["warp_instructions"] += n_warps
+            c["thread_instructions"] += n_all if exec_ is threads else st.count(exec_)
+            st.last_addr = None
+            kind = op.kind
+            if kind == "alu" and (exec_ is None or exec_.size):
+                op.run(st, exec_)
+            elif kind in ("branch", "exit", "bar"):
+                self.s.pc[cohort] = pc
+                self._control(op, cohort, exec_)
+            if rec is not None:
+                rec.record(pc, cohort, exec_, warp_bits(exec_, st.W)[cohort], st.last_addr)
+            if kind in ("branch", "exit", "bar"):
+                break
+            pc += 1
+            if pc in stops:
+                self.s.pc[cohort] = pc
+                break
         if st.clock > st.launch.max_steps:
             raise EmulatorError(
                 f"kernel {self.prog.kernel.name} ran more than "
                 f"{st.launch.max_steps} steps; it probably never terminates"
             )
-        exec_ = threads
-        if ins.pred is not None:
-            pv = st.regs[ins.pred] if threads is None else st.regs[ins.pred][threads]
-            pv = ~pv if ins.pred_neg else pv
-            exec_ = np.flatnonzero(pv) if threads is None else threads[pv]
-        self.opcodes[ins.opcode] += cohort.size
-        self.c["warp_instructions"] += cohort.size
-        self.c["thread_instructions"] += st.count(exec_)
-        st.last_addr = None
-        kind = op.kind
-        if kind == "alu":
-            if exec_ is None or exec_.size:
-                op.run(st, exec_)
-            self.s.pc[cohort] += 1
-        elif kind == "nop":
-            self.s.pc[cohort] += 1
-        elif kind == "branch":
+        self.s.settle(cohort)
+
+    def _control(self, op: Op, cohort: np.ndarray, exec_) -> None:
+        if op.kind == "branch":
             self._branch(op, cohort, exec_)
-        elif kind == "exit":
-            self.s.exit_lanes(cohort, warp_bits(exec_, st.W)[cohort])
+        elif op.kind == "exit":
+            self.s.exit_lanes(cohort, warp_bits(exec_, self.st.W)[cohort])
             self._release_barriers()
         else:
             self._barrier(cohort)
-        if self.rec is not None:
-            self.rec.record(pc, cohort, exec_, warp_bits(exec_, st.W)[cohort], st.last_addr)
-        self.s.settle(cohort)
 
     def _branch(self, op: Op, cohort: np.ndarray, exec_) -> None:
         s = self.s
