@@ -65,7 +65,7 @@ class Engine:
     """Simulates one kernel; ``run()`` returns its cycle count, counters stay on the object."""
 
     def __init__(self, gpu: GPUConfig, ctas_per_sm: int, ctas: Iterator[list[WarpStream]],
-                 policy: str = "gto") -> None:
+                 policy: str = "gto", shared_per_sm: int = 0) -> None:
         self.gpu, self.ctas_per_sm, self._ctas, self.lrr = gpu, ctas_per_sm, ctas, policy == "lrr"
         self.decoder = Decoder(gpu)
         n, s = gpu.num_sms, gpu.schedulers_per_sm
@@ -73,7 +73,8 @@ class Engine:
         self.unit_free = [0.0] * (n * s * NUM_UNITS)
         self.lsu_free = [0.0] * n
         self.warp_count = [0] * n
-        self.l1 = [SectorCache(gpu.l1_bytes, gpu.l1_assoc, gpu.line_bytes) for _ in range(n)]
+        l1_bytes = gpu.l1_bytes_for(shared_per_sm)
+        self.l1 = [SectorCache(l1_bytes, gpu.l1_assoc, gpu.line_bytes) for _ in range(n)]
         self.l2 = SectorCache(gpu.l2_bytes, gpu.l2_assoc, gpu.line_bytes)
         self.l2_free = self.dram_free = 0.0
         self.l2_bw, self.dram_bw = gpu.l2_bytes_per_cycle, gpu.dram_bytes_per_cycle

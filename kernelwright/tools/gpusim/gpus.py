@@ -41,7 +41,8 @@ class GPUConfig(BaseModel):
     max_registers_per_thread: int = 255
     shared_bytes_per_sm: int
     shared_alloc_unit: int = 256
-    l1_bytes: int
+    l1_bytes: int  # L1 data cache when shared memory takes its largest carve-out
+    unified_l1_bytes: int = 0  # L1 + shared capacity; unused shared memory becomes L1
     l1_assoc: int = 4
     l2_bytes: int
     l2_assoc: int = 16
@@ -81,6 +82,10 @@ class GPUConfig(BaseModel):
         """L2 bandwidth shared by all SMs, in bytes per core cycle."""
         return self.l2_gbs * 1e9 / (self.clock_mhz * 1e6)
 
+    def l1_bytes_for(self, shared_per_sm: int) -> int:
+        """L1 capacity when resident CTAs use ``shared_per_sm`` bytes of shared memory."""
+        return max(self.l1_bytes, self.unified_l1_bytes - shared_per_sm)
+
     def issue_interval(self, lanes_per_sm: int) -> int:
         """Cycles one scheduler's unit is busy per warp instruction with ``lanes_per_sm``."""
         return max(1, math.ceil(32 * self.schedulers_per_sm / max(lanes_per_sm, 1)))
@@ -101,6 +106,7 @@ class GPUConfig(BaseModel):
         return self.model_copy(update={
             "name": name or "-".join([self.name, *parts]),
             "l1_bytes": max(self.line_bytes * self.l1_assoc, round(self.l1_bytes * cache)),
+            "unified_l1_bytes": round(self.unified_l1_bytes * cache),
             "l2_bytes": max(self.line_bytes * self.l2_assoc, round(self.l2_bytes * cache)),
             "num_sms": max(1, round(self.num_sms * sms)),
             "dram_gbs": self.dram_gbs * dram,
@@ -110,6 +116,7 @@ class GPUConfig(BaseModel):
 TURING_RTX2080TI = GPUConfig(
     name="rtx2080ti", arch="turing", num_sms=68, max_warps_per_sm=32, max_threads_per_sm=1024,
     max_ctas_per_sm=16, shared_bytes_per_sm=64 * KIB, l1_bytes=32 * KIB, l2_bytes=5632 * KIB,
+    unified_l1_bytes=96 * KIB,
     dram_gbs=616.0, l2_gbs=1700.0, clock_mhz=1545.0, fp32_lanes_per_sm=64, int32_lanes_per_sm=64,
     fp64_lanes_per_sm=2, sfu_lanes_per_sm=16, tensor_interval=8, shared_latency=19,
     l1_latency=32, l2_latency=188, dram_latency=300, fp64_latency=48,
@@ -117,6 +124,7 @@ TURING_RTX2080TI = GPUConfig(
 AMPERE_RTX3080TI = GPUConfig(
     name="rtx3080ti", arch="ampere", num_sms=80, max_warps_per_sm=48, max_threads_per_sm=1536,
     max_ctas_per_sm=16, shared_bytes_per_sm=100 * KIB, l1_bytes=28 * KIB, l2_bytes=6 * MIB,
+    unified_l1_bytes=128 * KIB,
     dram_gbs=912.0, l2_gbs=2300.0, clock_mhz=1665.0, fp32_lanes_per_sm=128,
     int32_lanes_per_sm=64, fp64_lanes_per_sm=2, sfu_lanes_per_sm=16, tensor_interval=8,
     shared_latency=23, l1_latency=33, l2_latency=200, dram_latency=350, fp64_latency=48,
@@ -124,6 +132,7 @@ AMPERE_RTX3080TI = GPUConfig(
 AMPERE_A100 = GPUConfig(
     name="a100", arch="ampere", num_sms=108, max_warps_per_sm=64, max_threads_per_sm=2048,
     max_ctas_per_sm=32, shared_bytes_per_sm=164 * KIB, l1_bytes=28 * KIB, l2_bytes=40 * MIB,
+    unified_l1_bytes=192 * KIB,
     dram_gbs=1555.0, l2_gbs=4000.0, clock_mhz=1410.0, fp32_lanes_per_sm=64,
     int32_lanes_per_sm=64, fp64_lanes_per_sm=32, sfu_lanes_per_sm=16, tensor_interval=4,
     shared_latency=23, l1_latency=33, l2_latency=200, dram_latency=400, fp64_latency=8,
@@ -131,6 +140,7 @@ AMPERE_A100 = GPUConfig(
 ADA_RTX4090 = GPUConfig(
     name="rtx4090", arch="ada", num_sms=128, max_warps_per_sm=48, max_threads_per_sm=1536,
     max_ctas_per_sm=24, shared_bytes_per_sm=100 * KIB, l1_bytes=28 * KIB, l2_bytes=72 * MIB,
+    unified_l1_bytes=128 * KIB,
     dram_gbs=1008.0, l2_gbs=3500.0, clock_mhz=2520.0, fp32_lanes_per_sm=128,
     int32_lanes_per_sm=64, fp64_lanes_per_sm=2, sfu_lanes_per_sm=16, tensor_interval=4,
     shared_latency=23, l1_latency=33, l2_latency=270, dram_latency=500, fp64_latency=48,
@@ -138,6 +148,7 @@ ADA_RTX4090 = GPUConfig(
 HOPPER_H100 = GPUConfig(
     name="h100", arch="hopper", num_sms=132, max_warps_per_sm=64, max_threads_per_sm=2048,
     max_ctas_per_sm=32, shared_bytes_per_sm=228 * KIB, l1_bytes=28 * KIB, l2_bytes=50 * MIB,
+    unified_l1_bytes=256 * KIB,
     dram_gbs=3350.0, l2_gbs=7000.0, clock_mhz=1980.0, fp32_lanes_per_sm=128,
     int32_lanes_per_sm=64, fp64_lanes_per_sm=64, sfu_lanes_per_sm=16, tensor_interval=2,
     shared_latency=23, l1_latency=33, l2_latency=260, dram_latency=480, fp64_latency=8,

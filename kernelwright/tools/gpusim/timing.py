@@ -8,8 +8,9 @@ It replays a kernel trace (from the PTX emulator or a real Accel-Sim trace) on a
 * per SM, ``schedulers_per_sm`` warp schedulers issue one instruction per cycle from ready warps
   (greedy-then-oldest or loose round robin); an instruction waits for its registers' producers
   (scoreboard) and for its execution unit (per-class latency and issue interval);
-* memory - lane addresses coalesce into 32-byte sectors of 128-byte lines; per-SM L1 and a shared
-  L2 (set-associative, LRU, sectored); DRAM and L2 are bandwidth-limited queues with latency;
+* memory - lane addresses coalesce into 32-byte sectors of 128-byte lines; per-SM L1 (what shared
+  memory leaves of the unified L1/shared capacity) and a shared L2 (set-associative, LRU,
+  sectored); DRAM and L2 are bandwidth-limited queues with latency;
   shared memory costs one wavefront per distinct 4-byte word in the busiest of 32 banks.
 
 Every number it produces is "versus the reference model", not a measurement.
@@ -145,7 +146,8 @@ def simulate_kernel(
     info = kernel.info
     occ = occupancy(info, cfg)
     start = time.perf_counter()
-    engine = Engine(cfg, occ.ctas_per_sm, _group_ctas(kernel.warps()), policy)
+    engine = Engine(cfg, occ.ctas_per_sm, _group_ctas(kernel.warps()), policy,
+                    shared_per_sm=occ.ctas_per_sm * info.shmem)
     simulated = math.ceil(engine.run())
     elapsed = time.perf_counter() - start
     return _timing(info, cfg, occ, engine, simulated, elapsed)

@@ -19,7 +19,8 @@ from kernelwright.tools.gpusim.gpus import GPUS, gpu_by_name
 from kernelwright.tools.gpusim.records import KernelInfo
 from kernelwright.tools.gpusim.timing import occupancy, simulate_kernel
 
-SMALL = gpu_by_name("rtx2080ti").model_copy(update={"num_sms": 4, "name": "small"})
+SMALL = gpu_by_name("rtx2080ti").model_copy(
+    update={"num_sms": 4, "name": "small", "unified_l1_bytes": 0})  # L1 fixed by l1_bytes
 MB = 1 << 20
 
 
@@ -199,3 +200,4 @@ def test_gpu_by_name_lists_choices_and_scaled_changes_what_it_says():
     assert half.dram_gbs == g.dram_gbs and "cachex0.5" in half.name
     for gpu in GPUS.values():
         assert gpu.dram_bytes_per_cycle > 100 and gpu.max_warps_per_sm * 32 >= 1024
+        assert gpu.l1_bytes_for(0) > gpu.l1_bytes_for(gpu.shared_bytes_per_sm) == gpu.l1_bytes
