@@ -6,21 +6,35 @@ import pytest
 
 from kernelwright.prompts import code_blocks, render
 
+LAUNCH = {
+    "sycl": {"global_size": (1024,), "local_size": (64,)},
+    "cuda": {"grid": (16, 1, 1), "block": (64, 1, 1), "shared_mem": 0},
+    "cpp": {},
+}
 
-@pytest.mark.requires_sycl
-def test_sycl_example_in_the_prompt_builds_and_runs():
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        pytest.param("sycl", marks=pytest.mark.requires_sycl),
+        pytest.param("cuda", marks=pytest.mark.requires_nvcc),
+        "cpp",
+    ],
+)
+def test_example_kernel_in_the_prompt_builds_and_runs(backend):
+    import importlib
+
     import torch
 
-    from kernelwright.tools.backends import sycl
-
-    text = render("_lang_sycl.j2")
-    [example] = [b.text for b in code_blocks(text) if b.language == "cpp"]
-    kern = sycl.load_inline(example)
+    text = render(f"_lang_{backend}.j2")
+    [example] = [b.text for b in code_blocks(text) if b.language in ("cpp", "cuda")]
+    assert f"{backend}.load_inline(SRC)" in text and "scale(x, y, 2.0" in text
+    module = importlib.import_module(f"kernelwright.tools.backends.{backend}")
+    kern = module.load_inline(example)
     x = torch.randn(1000)
     y = torch.empty_like(x)
-    kern.scale(x, y, 2.0, 1000, global_size=(1024,), local_size=(64,))  # as the prompt says
+    kern.scale(x, y, 2.0, 1000, **LAUNCH[backend])  # called as the prompt says
     assert torch.allclose(y, 2 * x)
-
 
 LOCAL = "static syclexp::work_group_static<float[256]> tile;"
 REDUCE = "sycl::reduce_over_group(it.get_sub_group(), v, sycl::plus<float>())"
