@@ -6,6 +6,7 @@ Prints one table:
   scheduler (ALU chains), coalesced and strided global memory, and shared memory;
 * trace bytes per warp-instruction of what ``TraceDirWriter`` writes (plain and ``.xz``);
 * reader throughput (warp-instructions and MB per second), plain and ``.xz``;
+* the same on emulator-written traces of three workloads (needs nvcc);
 * the emulator's rows from ``benchmarks/_gpusim_emu.py`` when that file exists (it must
   define ``rows() -> list[tuple[str, float, str]]``: metric, value, unit).
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import shutil
 import sys
 import tempfile
 import time
@@ -37,7 +39,7 @@ from kernelwright.tools.gpusim._synthetic import (
 )
 from kernelwright.tools.gpusim.gpus import GPUConfig, gpu_by_name
 from kernelwright.tools.gpusim.records import TraceInstruction
-from kernelwright.tools.gpusim.timing import simulate_kernel
+from kernelwright.tools.gpusim.timing import simulate_kernel, simulate_trace_dir
 from kernelwright.tools.gpusim.traces import InMemoryKernel, TraceDirWriter, iter_kernels
 
 Row = tuple[str, float, str]
@@ -113,12 +115,13 @@ def trace_rows(ks: dict[str, InMemoryKernel], repeats: int) -> list[Row]:
                     for s in k.streams:
                         w.warp(s)
             size = sum(p.stat().st_size for p in Path(tmp).iterdir())
-            tag = "xz" if xz else "text"
+            tag = "synthetic, xz" if xz else "synthetic"
             rows.append((f"trace size ({tag})", size / w.warp_instructions, "bytes/warp-inst"))
             speed = _best(lambda t=tmp: _read_speed(Path(t)), repeats)
             rows.append((f"reader ({tag})", speed, "warp-inst/s"))
-            rows.append((f"reader ({tag})", speed * size / w.warp_instructions / 1e6,
-                         "MB/s of trace file"))
+            if not xz:
+                rows.append((f"reader ({tag})", speed * size / w.warp_instructions / 1e6,
+                             "MB/s of trace file"))
     return rows
 
 
@@ -128,6 +131,33 @@ def _read_speed(path: Path) -> float:
         for w in k.warps():
             n += len(w.instructions)
     return n / (time.process_time() - start)
+
+
+def workload_rows(names: tuple[str, ...] = ("mm3", "gaussian", "bfs")) -> list[Row]:
+    """Emulator-written traces of real workloads: bytes/warp-inst, reader and model speed."""
+    if shutil.which("nvcc") is None:
+        return [("workload traces", float("nan"), "skipped: nvcc not on PATH")]
+    from kernelwright.tools.gpusim.workloads import get_workload
+
+    rows: list[Row] = []
+    gpu = gpu_by_name("rtx2080ti")
+    for name in names:
+        with tempfile.TemporaryDirectory() as tmp:
+            with TraceDirWriter(tmp) as w:
+                get_workload(name).run(sink=w)
+            size = sum(p.stat().st_size for p in Path(tmp).iterdir())
+            rows.append((f"trace size, {name}", size / w.warp_instructions, "bytes/warp-inst"))
+            with TraceDirWriter(Path(tmp) / "xz", xz=True) as wx:
+                get_workload(name).run(sink=wx)
+            xz_size = sum(p.stat().st_size for p in (Path(tmp) / "xz").iterdir())
+            rows.append((f"trace size, {name}, xz", xz_size / wx.warp_instructions,
+                         "bytes/warp-inst"))
+            rows.append((f"reader, {name}", _read_speed(Path(tmp)), "warp-inst/s"))
+            start = time.process_time()
+            simulate_trace_dir(tmp, gpu)
+            speed = w.warp_instructions / (time.process_time() - start)
+            rows.append((f"timing model, {name} (read+simulate)", speed, "warp-inst/s"))
+    return rows
 
 
 def emulator_rows() -> list[Row]:
@@ -151,7 +181,8 @@ def main() -> None:
     ks = kernels(args.ctas)
     total = sum(len(w.instructions) for k in ks.values() for w in k.streams)
     print(f"{len(ks)} synthetic kernels, {total} warp-instructions, best of {args.repeats}")
-    rows = model_rows(ks, args.repeats) + trace_rows(ks, args.repeats) + emulator_rows()
+    rows = model_rows(ks, args.repeats) + trace_rows(ks, args.repeats)
+    rows += workload_rows() + emulator_rows()
     width = max(len(r[0]) for r in rows)
     print(f"{'metric'.ljust(width)}  {'value':>12}  unit")
     for name, value, unit in rows:

@@ -42,14 +42,15 @@ class SectorCache:
         """
         s = self.sets[(line ^ (line >> 13)) % self.num_sets]
         v = s.pop(line, None)
-        dirty = mask << 4 if write else 0
-        self.evicted_dirty = 0
         if v is None:
             if len(s) >= self.assoc:
                 self.evicted_dirty = (s.pop(next(iter(s))) >> 4).bit_count()
-            s[line] = mask | dirty
+            else:
+                self.evicted_dirty = 0
+            s[line] = (mask | mask << 4) if write else mask
             return mask
-        s[line] = v | mask | dirty
+        self.evicted_dirty = 0
+        s[line] = (v | mask | mask << 4) if write else (v | mask)
         return mask & ~v & 0xF
 
 

@@ -78,6 +78,8 @@ class Engine:
         self.l2 = SectorCache(gpu.l2_bytes, gpu.l2_assoc, gpu.line_bytes)
         self.l2_free = self.dram_free = 0.0
         self.l2_bw, self.dram_bw = gpu.l2_bytes_per_cycle, gpu.dram_bytes_per_cycle
+        self.l2_latency, self.dram_latency = gpu.l2_latency, gpu.dram_latency
+        self.step = 1.0 / gpu.lsu_lines_per_cycle
         self.heap: list[tuple[float, int, _Warp]] = []
         self._decoded: deque[tuple[list[WarpStream], list[list[Decoded]]]] = deque()
         self.seq = 0
@@ -231,50 +233,66 @@ class Engine:
         return t + g.shared_latency + waves - 1
 
     def _load(self, sm: int, lines: list[tuple[int, int]], t: float) -> float:
-        l1, c = self.l1[sm], self.c
+        access, l2 = self.l1[sm].access, self._l2
         done = t + self.gpu.l1_latency
-        step = 1.0 / self.gpu.lsu_lines_per_cycle
-        self.lsu_free[sm] = t + max(1.0, len(lines) * step)
+        step = self.step
+        busy = len(lines) * step
+        self.lsu_free[sm] = t + (busy if busy > 1.0 else 1.0)
+        requested = missed = 0
         for k, (line, mask) in enumerate(lines):
-            miss = l1.access(line, mask)
-            n, m = mask.bit_count(), miss.bit_count()
-            c["gld_sectors"] += n
-            c["l1_hit"] += n - m
-            c["l1_miss"] += m
+            miss = access(line, mask)
+            requested += mask.bit_count()
             if miss:
-                done = max(done, self._l2(line, miss, t + k * step, False))
+                missed += miss.bit_count()
+                x = l2(line, miss, t + k * step, False)
+                if x > done:
+                    done = x
+        c = self.c
+        c["gld_sectors"] += requested
+        c["l1_hit"] += requested - missed
+        c["l1_miss"] += missed
         return done
 
     def _store(self, sm: int, lines: list[tuple[int, int]], t: float, cls: int) -> float:
-        done = t + 1
-        step = 1.0 / self.gpu.lsu_lines_per_cycle
-        self.lsu_free[sm] = t + max(1.0, len(lines) * step)
+        done, step, write, l2 = t + 1, self.step, cls != _O.ATOM_GLOBAL, self._l2
+        busy = len(lines) * step
+        self.lsu_free[sm] = t + (busy if busy > 1.0 else 1.0)
+        sectors = 0
         for k, (line, mask) in enumerate(lines):
-            self.c["gst_sectors"] += mask.bit_count()
+            sectors += mask.bit_count()
             if cls == _O.ST_LOCAL:
                 self.l1[sm].access(line, mask)
-            done = max(done, self._l2(line, mask, t + k * step, cls != _O.ATOM_GLOBAL))
+            x = l2(line, mask, t + k * step, write)
+            if x > done:
+                done = x
+        self.c["gst_sectors"] += sectors
         return done
 
     def _l2(self, line: int, mask: int, t: float, write: bool) -> float:
         """One L1 miss (or store) at the L2; returns when its data is back at the SM."""
-        c, g = self.c, self.gpu
-        start = max(t, self.l2_free)
-        self.l2_free = start + 32 * mask.bit_count() / self.l2_bw
-        miss = self.l2.access(line, mask, write)
-        if self.l2.evicted_dirty:
-            self._dram(t, 32 * self.l2.evicted_dirty)
-            c["dram_write"] += 32 * self.l2.evicted_dirty
-        done = self.l2_free + g.l2_latency
+        n = mask.bit_count()
+        start = self.l2_free
+        if t > start:
+            start = t
+        self.l2_free = start = start + 32 * n / self.l2_bw
+        l2 = self.l2
+        miss = l2.access(line, mask, write)
+        if l2.evicted_dirty:
+            self._dram(t, 32 * l2.evicted_dirty)
+            self.c["dram_write"] += 32 * l2.evicted_dirty
+        done = start + self.l2_latency
         if write:
             return done
-        m = miss.bit_count()
-        c["l2_hit"] += mask.bit_count() - m
-        c["l2_miss"] += m
-        if not m:
+        c = self.c
+        if not miss:
+            c["l2_hit"] += n
             return done
+        m = miss.bit_count()
+        c["l2_hit"] += n - m
+        c["l2_miss"] += m
         c["dram_read"] += 32 * m
-        return max(done, self._dram(t, 32 * m) + g.dram_latency)
+        x = self._dram(t, 32 * m) + self.dram_latency
+        return x if x > done else done
 
     def _dram(self, t: float, nbytes: int) -> float:
         self.dram_free = max(t, self.dram_free) + nbytes / self.dram_bw
