@@ -40,8 +40,9 @@ def compile_speedup(task_path: Path, min_time_s: float = 0.3) -> float | None:
         compiled = torch.compile(eager)
         with torch.no_grad():
             got, want = compiled(*inputs), run_reference(module, inputs, 0)
-        if not torch.allclose(got if isinstance(got, torch.Tensor) else got[0], want[0],
-                              atol=1e-3, rtol=1e-3):
+        if not torch.allclose(
+            got if isinstance(got, torch.Tensor) else got[0], want[0], atol=1e-3, rtol=1e-3
+        ):
             return None
     except Exception as exc:  # inductor unavailable or failing here: say so, don't guess
         print(f"  torch.compile failed on {task.name}: {type(exc).__name__}: {exc}"[:200])
@@ -78,8 +79,10 @@ def main() -> None:
 
 
 def print_table(rows, budget: int) -> None:
-    header = (f"{'task':28} {'correct':>7} {'vs eager [IQR]':>22} {'compile/eager':>13} "
-              f"{'vs compile':>10} {'roofline':>8} {'evals':>5}")
+    header = (
+        f"{'task':28} {'correct':>7} {'vs eager [IQR]':>22} {'compile/eager':>13} "
+        f"{'vs compile':>10} {'roofline':>8} {'evals':>5}"
+    )
     print(f"\nbudget {budget} evaluations per task, backend on this machine\n{header}")
     speedups, fast = [], 0
     for name, r, comp, _ in rows:
@@ -87,9 +90,11 @@ def print_table(rows, budget: int) -> None:
         vs_eager = f"{s:.2f}x [{r.speedup_low:.2f}-{r.speedup_high:.2f}]" if s else "-"
         vs_comp = f"{s / comp:.2f}x" if s and comp else "-"
         roof = f"{r.roofline_fraction:.1%}" if r.roofline_fraction else "-"
-        print(f"{name:28} {str(r.correct):>7} {vs_eager:>22} "
-              f"{(f'{comp:.2f}x' if comp else 'n/a'):>13} {vs_comp:>10} {roof:>8} "
-              f"{r.evaluations:>5}")
+        print(
+            f"{name:28} {str(r.correct):>7} {vs_eager:>22} "
+            f"{(f'{comp:.2f}x' if comp else 'n/a'):>13} {vs_comp:>10} {roof:>8} "
+            f"{r.evaluations:>5}"
+        )
         speedups.append(s if s else 1.0)  # an incorrect task counts as the reference (1x)
         fast += bool(r.correct and s and s > 1.0)
     geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups))

@@ -13,8 +13,11 @@ from rich.console import Console
 from kernelwright.config import Settings
 from kernelwright.errors import KernelwrightError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="kernelwright: agents that make GPU kernels faster, with honest numbers.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="kernelwright: agents that make GPU kernels faster, with honest numbers.",
+)
 console = Console()
 err_console = Console(stderr=True)
 
@@ -34,8 +37,10 @@ def _fail(exc: Exception) -> None:
 
 @app.callback()
 def main(verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
 
 
 @app.command("eval")
@@ -46,8 +51,9 @@ def eval_cmd(task: Path, candidate: Path, backend: BackendOpt = None, json_out: 
     from kernelwright.tools.evaluate import evaluate
 
     try:
-        result = evaluate(Task.from_path(task), Candidate.from_file(candidate, backend),
-                          settings=_settings())
+        result = evaluate(
+            Task.from_path(task), Candidate.from_file(candidate, backend), settings=_settings()
+        )
     except KernelwrightError as exc:
         _fail(exc)
     summary = result.summary()
@@ -85,8 +91,11 @@ def optimize(
     from kernelwright.graphs.runner import start_run
 
     settings = _settings(backend=backend, budget=budget, time_limit_s=time_limit)
-    _run(lambda obs: start_run(task, settings, run_id=run_id, store=store, observer=obs),
-         settings.budget, json_out)
+    _run(
+        lambda obs: start_run(task, settings, run_id=run_id, store=store, observer=obs),
+        settings.budget,
+        json_out,
+    )
 
 
 @app.command()
@@ -132,9 +141,11 @@ def runs(store: StoreOpt = None, json_out: JsonOpt = False) -> None:
 
 
 @app.command()
-def show(run_id: str, store: StoreOpt = None,
-         archive: Annotated[bool, typer.Option("--archive", help="print the MAP-Elites grid")] = False,
-         ) -> None:
+def show(
+    run_id: str,
+    store: StoreOpt = None,
+    archive: Annotated[bool, typer.Option("--archive", help="print the MAP-Elites grid")] = False,
+) -> None:
     """Print a run's best kernel, its evidence, and the history of decisions."""
     from kernelwright.report.show import print_run
 
@@ -145,7 +156,9 @@ def show(run_id: str, store: StoreOpt = None,
 
 
 @app.command()
-def demo(budget: Annotated[int, typer.Option(help="evaluations for the optimise step")] = 12) -> None:
+def demo(
+    budget: Annotated[int, typer.Option(help="evaluations for the optimise step")] = 12,
+) -> None:
     """The main job on the embedded default: evaluate every example candidate, then optimise an
     L2 fusion."""
     from kernelwright.report.demo import run_demo

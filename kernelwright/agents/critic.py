@@ -36,7 +36,10 @@ class RuleCritic:
         if history.spent >= history.budget:
             return Action.STOP, f"budget spent ({history.spent}/{history.budget} evaluations)"
         if self.time_limit_s is not None and elapsed_s >= self.time_limit_s:
-            return Action.STOP, f"time limit reached ({elapsed_s:.0f}s >= {self.time_limit_s:.0f}s)"
+            return (
+                Action.STOP,
+                f"time limit reached ({elapsed_s:.0f}s >= {self.time_limit_s:.0f}s)",
+            )
         fraction = best.roofline.fraction if best and best.roofline else None
         if fraction is not None and fraction >= ROOFLINE_STOP:
             return Action.STOP, f"best reaches {fraction:.0%} of its roofline bound"

@@ -9,7 +9,7 @@ from kernelwright.tools.peaks import MachinePeaks
 
 
 def roofline(plan: Plan, peaks: MachinePeaks, seconds: float | None) -> Roofline:
-    """Roofline bound for the task: ``t_min = max(bytes / BW, flops / peak)``; fraction = t_min/t."""
+    """Roofline bound: ``t_min = max(bytes / BW, flops / peak)``; fraction = t_min / t."""
     mem_s = plan.min_bytes / (peaks.bandwidth_gbps * 1e9)
     cmp_s = plan.flops / (peaks.gflops * 1e9)
     bound_s = max(mem_s, cmp_s)
@@ -53,4 +53,5 @@ class RooflineProfiler:
         )
 
     def __repr__(self) -> str:
-        return f"RooflineProfiler({self.peaks.bandwidth_gbps:.1f} GB/s, {self.peaks.gflops:.0f} GFLOP/s)"
+        peaks = self.peaks
+        return f"RooflineProfiler({peaks.bandwidth_gbps:.1f} GB/s, {peaks.gflops:.0f} GFLOP/s)"

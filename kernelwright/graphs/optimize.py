@@ -126,7 +126,10 @@ class _Nodes:
         if not pending:
             return "critic"
         return [
-            Send("evaluate", EvalRequest(run_id=state["run_id"], candidate_id=cid, plan=state["plan"]))
+            Send(
+                "evaluate",
+                EvalRequest(run_id=state["run_id"], candidate_id=cid, plan=state["plan"]),
+            )
             for cid in pending
         ]
 
@@ -141,7 +144,10 @@ class _Nodes:
         candidate = store.load_candidate(run_id, cid)
         result = self.ctx.evaluate(task, candidate)
         profile = self.ctx.profiler.profile(candidate, result, request["plan"])
-        record = {"result": result.model_dump(mode="json"), "profile": profile.model_dump(mode="json")}
+        record = {
+            "result": result.model_dump(mode="json"),
+            "profile": profile.model_dump(mode="json"),
+        }
         store.save_result(run_id, cid, record)
         store.log_evaluation(run_id, cid)
         return {"profiles": [profile]}

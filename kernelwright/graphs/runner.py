@@ -82,13 +82,24 @@ def start_run(
     if fresh:
         runs.create_run(
             run_id,
-            {"task": task.name, "task_path": str(task.path), "backend": settings.backend,
-             "budget": settings.budget, "status": "created"},
+            {
+                "task": task.name,
+                "task_path": str(task.path),
+                "backend": settings.backend,
+                "budget": settings.budget,
+                "status": "created",
+            },
         )
     initial = None
     if fresh:
-        initial = {"run_id": run_id, "task_path": str(task.path), "backend": settings.backend,
-                   "budget": settings.budget, "started": time.time(), "plan": None}
+        initial = {
+            "run_id": run_id,
+            "task_path": str(task.path),
+            "backend": settings.backend,
+            "budget": settings.budget,
+            "started": time.time(),
+            "plan": None,
+        }
     return _drive(runs, run_id, settings, initial, observer, context_factory)
 
 
@@ -122,7 +133,9 @@ def _drive(runs, run_id, settings, initial, observer, context_factory) -> RunRep
                     observer(node, update or {})
         state = graph.get_state(config)
     if state.next or state.tasks:
-        raise RunStoreError(f"run {run_id} stopped before finishing; `kernelwright resume {run_id}`")
+        raise RunStoreError(
+            f"run {run_id} stopped before finishing; `kernelwright resume {run_id}`"
+        )
     return finish_report(runs, run_id, state.values)
 
 

@@ -114,7 +114,9 @@ class RunStore:
 
     def evaluations(self, run_id: str) -> list[str]:
         path = self.run_dir(run_id) / "evaluations.log"
-        return [line.split()[-1] for line in path.read_text().splitlines()] if path.exists() else []
+        return (
+            [line.split()[-1] for line in path.read_text().splitlines()] if path.exists() else []
+        )
 
     def write_text(self, run_id: str, relative: str, text: str) -> Path:
         path = self.run_dir(run_id) / relative

@@ -24,15 +24,19 @@ def verdict_text(summary: dict[str, Any]) -> str:
 
 def print_eval(console: Console, summary: dict[str, Any]) -> None:
     """One candidate's verdict, per-variant max error, speedup with spread and flags."""
-    console.print(f"[bold]{summary['task']}[/bold] candidate {summary['candidate']} "
-                  f"on {summary['backend']} ({summary.get('device') or 'unknown device'})")
+    console.print(
+        f"[bold]{summary['task']}[/bold] candidate {summary['candidate']} "
+        f"on {summary['backend']} ({summary.get('device') or 'unknown device'})"
+    )
     console.print(f"verdict: {verdict_text(summary)} (level {summary['level']}/5)")
     table = Table("variant", "max abs error")
     for variant, err in summary["max_error"].items():
         table.add_row(variant, "-" if err is None else f"{err:.3g}")
     console.print(table)
-    console.print("speedup over PyTorch eager: "
-                  + speedup_text(summary["speedup"], summary["speedup_low"], summary["speedup_high"]))
+    console.print(
+        "speedup over PyTorch eager: "
+        + speedup_text(summary["speedup"], summary["speedup_low"], summary["speedup_high"])
+    )
     if summary["flags"]:
         console.print(f"[yellow]flags: {', '.join(summary['flags'])}[/yellow]")
     if summary["error"]:
@@ -41,12 +45,21 @@ def print_eval(console: Console, summary: dict[str, Any]) -> None:
 
 def eval_table(rows: list[dict[str, Any]]) -> Table:
     """One row per (task, candidate) evaluation."""
-    table = Table("task", "candidate", "verdict", "max error", "speedup [IQR]", "flags",
-                  title="Example candidates on the embedded default (SYCL CPU device)")
+    table = Table(
+        "task",
+        "candidate",
+        "verdict",
+        "max error",
+        "speedup [IQR]",
+        "flags",
+        title="Example candidates on the embedded default (SYCL CPU device)",
+    )
     for s in rows:
         errors = [e for e in s["max_error"].values() if e is not None]
         table.add_row(
-            s["task"], s.get("name", s["candidate"]), verdict_text(s),
+            s["task"],
+            s.get("name", s["candidate"]),
+            verdict_text(s),
             f"{max(errors):.2g}" if errors else "-",
             speedup_text(s["speedup"], s["speedup_low"], s["speedup_high"]),
             ", ".join(s["flags"]) or "",
@@ -55,13 +68,21 @@ def eval_table(rows: list[dict[str, Any]]) -> Table:
 
 
 def status_table(statuses: list[Any]) -> Table:
-    table = Table("backend", "compiles", "runs", "device", "version", "detail / fix",
-                  title="kernelwright doctor")
+    table = Table(
+        "backend",
+        "compiles",
+        "runs",
+        "device",
+        "version",
+        "detail / fix",
+        title="kernelwright doctor",
+    )
     for s in statuses:
         yes = lambda b: "[green]yes[/green]" if b else "[red]no[/red]"  # noqa: E731
         note = s.detail + (f"\n[yellow]fix:[/yellow] {s.fix}" if s.fix else "")
-        table.add_row(s.name, yes(s.can_compile), yes(s.can_run), s.device or "-",
-                      s.version or "-", note)
+        table.add_row(
+            s.name, yes(s.can_compile), yes(s.can_run), s.device or "-", s.version or "-", note
+        )
     return table
 
 
@@ -72,9 +93,15 @@ def runs_table(metas: list[dict[str, Any]]) -> Table:
     table = Table("run id", "task", "status", "best speedup", "evaluations", "started", "updated")
     for m in metas:
         best = m.get("best_speedup")
-        table.add_row(m["run_id"], m["task"], m.get("status", "?"),
-                      f"{best:.2f}x" if best else "-", str(m.get("evaluations", 0)),
-                      fmt(m.get("started")), fmt(m.get("updated")))
+        table.add_row(
+            m["run_id"],
+            m["task"],
+            m.get("status", "?"),
+            f"{best:.2f}x" if best else "-",
+            str(m.get("evaluations", 0)),
+            fmt(m.get("started")),
+            fmt(m.get("updated")),
+        )
     return table
 
 
@@ -82,12 +109,17 @@ def print_report(console: Console, report: Any) -> None:
     r = report
     console.rule(f"run {r.run_id}")
     if not r.correct:
-        console.print("[red]no correct candidate was found[/red] "
-                      f"after {r.evaluations} evaluations")
+        console.print(
+            f"[red]no correct candidate was found[/red] after {r.evaluations} evaluations"
+        )
         return
-    console.print(f"best speedup over PyTorch eager: [bold green]"
-                  f"{speedup_text(r.best_speedup, r.speedup_low, r.speedup_high)}[/bold green]")
-    console.print(f"correctness: verified on every shape variant x seeds, candidate {r.best_candidate}")
+    console.print(
+        f"best speedup over PyTorch eager: [bold green]"
+        f"{speedup_text(r.best_speedup, r.speedup_low, r.speedup_high)}[/bold green]"
+    )
+    console.print(
+        f"correctness: verified on every shape variant x seeds, candidate {r.best_candidate}"
+    )
     if r.roofline_fraction is not None:
         console.print(f"roofline: {r.roofline_fraction:.1%} of this machine's bound")
     console.print(f"evaluations: {r.evaluations}; best candidate module: {r.kernel_path}")

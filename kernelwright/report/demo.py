@@ -16,7 +16,7 @@ DEMO_TASK = "l2_matmul_bias_gelu"
 
 
 def evaluate_examples(console: Console, settings: Settings) -> list[dict]:
-    """Evaluate every ``examples/candidates/<task>_*.py`` against its task, one warm worker each."""
+    """Evaluate every ``examples/candidates/<task>_*.py`` against its task (warm workers)."""
     from kernelwright.spec import Candidate, Task
     from kernelwright.tools.evaluate import WorkerPool, evaluate
 
@@ -42,10 +42,13 @@ def run_demo(console: Console, settings: Settings) -> None:
     rows = evaluate_examples(console, settings)
     console.print(eval_table(rows))
     wrong = [r["name"] for r in rows if not r["correct"]]
-    console.print(f"{len(rows) - len(wrong)}/{len(rows)} example candidates correct"
-                  + (f"; wrong: {', '.join(wrong)}" if wrong else ""))
+    console.print(
+        f"{len(rows) - len(wrong)}/{len(rows)} example candidates correct"
+        + (f"; wrong: {', '.join(wrong)}" if wrong else "")
+    )
     console.rule(f"optimising {DEMO_TASK} (budget {settings.budget} evaluations)")
     with RunProgress(console, settings.budget) as progress:
-        report = start_run(EXAMPLES / "tasks" / f"{DEMO_TASK}.py", settings,
-                           observer=progress.observe)
+        report = start_run(
+            EXAMPLES / "tasks" / f"{DEMO_TASK}.py", settings, observer=progress.observe
+        )
     print_report(console, report)

@@ -36,7 +36,11 @@ class RunProgress:
         step = node
         for profile in update.get("profiles") or []:
             self.done += 1
-            if profile.correct and profile.speedup and (self.best is None or profile.speedup > self.best):
+            if (
+                profile.correct
+                and profile.speedup
+                and (self.best is None or profile.speedup > self.best)
+            ):
                 self.best = profile.speedup
             verdict = f"{profile.speedup:.2f}x" if profile.correct else f"level {profile.level}"
             step = f"evaluated {profile.template or profile.candidate_id}: {verdict}"

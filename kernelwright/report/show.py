@@ -15,8 +15,9 @@ from kernelwright.graphs.store import RunStore
 from kernelwright.report.console import speedup_text
 
 
-def print_run(console: Console, run_id: str, settings: Settings, store: Path | None,
-              archive: bool = False) -> None:
+def print_run(
+    console: Console, run_id: str, settings: Settings, store: Path | None, archive: bool = False
+) -> None:
     runs = RunStore(store_root(settings, store))
     meta = runs.meta(run_id)
     state = run_state(run_id, settings, store)
@@ -24,15 +25,22 @@ def print_run(console: Console, run_id: str, settings: Settings, store: Path | N
     console.rule(f"run {run_id} — task {meta['task']} ({meta.get('status')})")
     plan = state.get("plan")
     if plan is not None:
-        console.print(f"plan: {plan.operator_class.value}, space {plan.implementation_space.value}, "
-                      f"backend {plan.backend}\n  strategy: {plan.strategy}\n  why: {plan.rationale}")
+        console.print(
+            f"plan: {plan.operator_class.value}, space {plan.implementation_space.value}, "
+            f"backend {plan.backend}\n  strategy: {plan.strategy}\n  why: {plan.rationale}"
+        )
     table = Table("#", "candidate", "template", "verdict", "speedup [IQR]", "roofline", "flags")
     for i, p in enumerate(profiles, 1):
         frac = p.roofline.fraction if p.roofline else None
-        table.add_row(str(i), p.candidate_id, p.template or "-",
-                      "correct" if p.correct else f"level {p.level}",
-                      speedup_text(p.speedup, p.speedup_low, p.speedup_high),
-                      f"{frac:.1%}" if frac else "-", ", ".join(p.flags))
+        table.add_row(
+            str(i),
+            p.candidate_id,
+            p.template or "-",
+            "correct" if p.correct else f"level {p.level}",
+            speedup_text(p.speedup, p.speedup_low, p.speedup_high),
+            f"{frac:.1%}" if frac else "-",
+            ", ".join(p.flags),
+        )
     console.print(table)
     console.print("decisions:")
     for i, d in enumerate(state.get("decisions") or [], 1):
@@ -41,9 +49,11 @@ def print_run(console: Console, run_id: str, settings: Settings, store: Path | N
     if best is None:
         console.print("[red]no correct candidate[/red]")
         return
-    console.print(f"best: {best.candidate_id} "
-                  f"{speedup_text(best.speedup, best.speedup_low, best.speedup_high)} "
-                  f"params {best.params}")
+    console.print(
+        f"best: {best.candidate_id} "
+        f"{speedup_text(best.speedup, best.speedup_low, best.speedup_high)} "
+        f"params {best.params}"
+    )
     source = runs.load_candidate(run_id, best.candidate_id).source
     console.print(Syntax(source, "python", line_numbers=False))
     if archive:

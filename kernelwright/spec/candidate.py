@@ -1,4 +1,4 @@
-"""A candidate: a Python module defining ``ModelNew`` that builds its kernels through kernelwright."""
+"""A candidate: a Python module defining ``ModelNew`` that builds kernels through kernelwright."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class Candidate(BaseModel):
 
     @classmethod
     def from_file(cls, path: str | Path, backend: str | None = None, **kw: object) -> Candidate:
-        """Read a candidate module from disk; the backend is guessed from its imports if omitted."""
+        """Read a candidate module from disk; the backend is guessed from its imports."""
         p = Path(path)
         if not p.is_file():
             raise CandidateError(

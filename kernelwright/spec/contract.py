@@ -70,7 +70,8 @@ class Contract(BaseModel):
     """Everything a correct, admissible implementation of a task must satisfy.
 
     Example:
-        >>> contract = derive_contract(Task.from_path("examples/tasks/l1_gelu.py"))  # doctest: +SKIP
+        >>> task = Task.from_path("examples/tasks/l1_gelu.py")  # doctest: +SKIP
+        >>> contract = derive_contract(task)  # doctest: +SKIP
         >>> print(contract.render())  # doctest: +SKIP
     """
 
@@ -195,7 +196,9 @@ def _task_variants(module, seed, where) -> list[ShapeVariant]:
         return []
     table = fn()
     if not isinstance(table, dict) or not table:
-        raise TaskError(f"{where}: get_shape_variants() must return a non-empty dict name -> shapes")
+        raise TaskError(
+            f"{where}: get_shape_variants() must return a non-empty dict name -> shapes"
+        )
     out = []
     for name, spec in table.items():
         make = variant_maker(module, name, spec)
@@ -255,7 +258,9 @@ def _tolerances(module, where) -> dict[str, Tolerance]:
     table = {k: Tolerance(atol=a, rtol=r) for k, (a, r) in DEFAULT_TOLERANCES.items()}
     for key, value in (getattr(module, "TOLERANCES", None) or {}).items():
         atol, rtol = (value, value) if isinstance(value, (int, float)) else value
-        if not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in (atol, rtol)):
+        if not all(
+            isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in (atol, rtol)
+        ):
             raise TaskError(f"{where}: TOLERANCES[{key!r}] must be a number or (atol, rtol) >= 0")
         table[str(key).removeprefix("torch.")] = Tolerance(atol=float(atol), rtol=float(rtol))
     return table
@@ -267,4 +272,6 @@ def _allowed_spaces(module, where) -> list[ImplementationSpace]:
         return [ImplementationSpace(n) for n in names]
     except ValueError as exc:
         choices = ", ".join(s.value for s in ImplementationSpace)
-        raise TaskError(f"{where}: ALLOWED_SPACES has an unknown entry ({exc}); use {choices}") from exc
+        raise TaskError(
+            f"{where}: ALLOWED_SPACES has an unknown entry ({exc}); use {choices}"
+        ) from exc

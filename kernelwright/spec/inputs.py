@@ -29,7 +29,9 @@ def nominal_inputs(module: ModuleType, seed: int) -> list[Any]:
     return list(module.get_inputs())
 
 
-def inputs_like(template: Sequence[Any], shapes: Sequence[Sequence[int] | None], seed: int) -> list:
+def inputs_like(
+    template: Sequence[Any], shapes: Sequence[Sequence[int] | None], seed: int
+) -> list:
     """Tensors with new ``shapes`` drawn from the same kind of values as ``template``.
 
     Floating inputs keep the nominal mean and spread, integer inputs their range, booleans their
@@ -66,9 +68,11 @@ def variant_maker(module: ModuleType, name: str, spec: Any) -> Callable[[int], l
     zero-argument function returning the inputs (called under the seed).
     """
     if callable(spec):
+
         def call(seed: int) -> list[Any]:
             torch.manual_seed(seed)
             return list(spec())
+
         return call
     shapes = [None if s is None else tuple(s) for s in spec]
 

@@ -8,6 +8,7 @@ import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
+
 from pydantic import BaseModel, ConfigDict
 
 from kernelwright.errors import TaskError
@@ -76,7 +77,8 @@ def _check_members(path: Path, module: ModuleType) -> None:
     if missing:
         raise TaskError(
             f"task file {path} does not define {', '.join(missing)}: a task file defines "
-            "`class Model(nn.Module)`, `get_inputs()` returning the input tensors and, optionally, "
+            "`class Model(nn.Module)`, `get_inputs()` returning the input tensors and, "
+            "optionally, "
             "`get_init_inputs()` returning the constructor arguments"
         )
     if not callable(module.get_inputs):

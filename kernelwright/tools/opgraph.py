@@ -17,20 +17,74 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 # Operators that only allocate, view or copy data: no arithmetic.
 _STRUCTURAL = {
-    "empty", "empty_like", "empty_strided", "new_empty", "zeros", "zeros_like", "ones",
-    "ones_like", "full", "full_like", "fill", "fill_", "zero_", "view", "_unsafe_view",
-    "reshape", "as_strided", "expand", "t", "transpose", "permute", "select", "slice",
-    "unsqueeze", "squeeze", "detach", "alias", "clone", "copy_", "contiguous", "_to_copy",
-    "lift_fresh", "split", "chunk", "unbind", "lift_fresh_copy", "resize_", "set_",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "new_empty",
+    "zeros",
+    "zeros_like",
+    "ones",
+    "ones_like",
+    "full",
+    "full_like",
+    "fill",
+    "fill_",
+    "zero_",
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "as_strided",
+    "expand",
+    "t",
+    "transpose",
+    "permute",
+    "select",
+    "slice",
+    "unsqueeze",
+    "squeeze",
+    "detach",
+    "alias",
+    "clone",
+    "copy_",
+    "contiguous",
+    "_to_copy",
+    "lift_fresh",
+    "split",
+    "chunk",
+    "unbind",
+    "lift_fresh_copy",
+    "resize_",
+    "set_",
 }
 _GEMM = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "_mm", "addmv", "mv", "dot"}
 _ROWWISE = {
-    "_softmax", "softmax", "_log_softmax", "log_softmax", "native_layer_norm", "layer_norm",
-    "rms_norm", "_fused_rms_norm", "native_group_norm", "_safe_softmax",
+    "_softmax",
+    "softmax",
+    "_log_softmax",
+    "log_softmax",
+    "native_layer_norm",
+    "layer_norm",
+    "rms_norm",
+    "_fused_rms_norm",
+    "native_group_norm",
+    "_safe_softmax",
 }
 _REDUCTION = {
-    "sum", "mean", "amax", "amin", "max", "min", "prod", "var", "std", "norm",
-    "linalg_vector_norm", "argmax", "argmin", "logsumexp", "cumsum",
+    "sum",
+    "mean",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "prod",
+    "var",
+    "std",
+    "norm",
+    "linalg_vector_norm",
+    "argmax",
+    "argmin",
+    "logsumexp",
+    "cumsum",
 }
 _LAYOUT_OUT = {"clone", "contiguous", "_to_copy", "copy_"}
 
@@ -53,6 +107,8 @@ class TracedOp(BaseModel):
     output_shapes: list[tuple[int, ...]]
     scalars: list[Any]  # non-tensor arguments (eps, dims, approximate=...)
     flops: float
+    args: list[str] = []  # what each tensor argument is: "in:x", "p:weight", "t3", "p:w^T"
+    out: str = ""  # the name its first output gets ("t<k>", or its argument's for views)
 
 
 class OpGraph(BaseModel):
@@ -104,10 +160,17 @@ def _is_rms_pattern(names: set[str]) -> bool:
     return {"rsqrt", "mean"} <= names or {"rsqrt", "pow", "mean"} <= names
 
 
+_TRANSPOSING = {"t", "transpose", "permute"}
+
+
 class _Recorder(TorchDispatchMode):
-    def __init__(self) -> None:
+    """Records every aten call with the provenance of its tensor arguments."""
+
+    def __init__(self, names: dict[int, str], keep: list[Any]) -> None:
         super().__init__()
         self.ops: list[TracedOp] = []
+        self.names = names  # id(tensor) -> binding; ``keep`` holds the tensors so ids stay unique
+        self.keep = keep
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -116,6 +179,8 @@ class _Recorder(TorchDispatchMode):
         flat_out = [o for o in _flatten(out) if isinstance(o, torch.Tensor)]
         scalars = [a for a in _flatten((args, kwargs)) if isinstance(a, (int, float, str, bool))]
         name = func.overloadpacket.__name__
+        bindings = [self.names.get(id(t), "const") for t in flat_in]
+        produced = self._name_outputs(name, bindings, flat_out)
         self.ops.append(
             TracedOp(
                 name=name,
@@ -123,9 +188,22 @@ class _Recorder(TorchDispatchMode):
                 output_shapes=[tuple(t.shape) for t in flat_out],
                 scalars=scalars[:8],
                 flops=_flops(name, flat_in, flat_out),
+                args=bindings,
+                out=produced,
             )
         )
         return out
+
+    def _name_outputs(self, name: str, bindings: list[str], outputs: list[torch.Tensor]) -> str:
+        if name in _STRUCTURAL and bindings and name not in {"copy_", "fill_", "zero_"}:
+            produced = bindings[0] + ("^T" if name in _TRANSPOSING else "")
+            produced = produced.replace("^T^T", "")
+        else:
+            produced = f"t{len(self.ops)}"
+        for tensor in outputs:
+            self.names[id(tensor)] = produced
+            self.keep.append(tensor)
+        return produced
 
 
 def _flatten(obj: Any) -> list[Any]:
@@ -150,12 +228,25 @@ def _flops(name: str, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -
 
 
 def _nbytes(values: Any) -> int:
-    return sum(t.numel() * t.element_size() for t in _flatten(values) if isinstance(t, torch.Tensor))
+    return sum(
+        t.numel() * t.element_size() for t in _flatten(values) if isinstance(t, torch.Tensor)
+    )
 
 
-def trace_reference(model: torch.nn.Module, inputs: list[Any]) -> OpGraph:
-    """Run ``model(*inputs)`` once and record its aten operators."""
-    recorder = _Recorder()
+def trace_reference(
+    model: torch.nn.Module, inputs: list[Any], input_names: list[str] | None = None
+) -> OpGraph:
+    """Run ``model(*inputs)`` once and record its aten operators and what they consume."""
+    input_names = input_names or [f"arg{i}" for i in range(len(inputs))]
+    names: dict[int, str] = {}
+    keep: list[Any] = list(inputs)
+    for label, t in zip(input_names, inputs, strict=False):
+        if isinstance(t, torch.Tensor):
+            names[id(t)] = f"in:{label}"
+    for label, t in [*model.named_parameters(), *model.named_buffers()]:
+        names[id(t)] = f"p:{label}"
+        keep.append(t)
+    recorder = _Recorder(names, keep)
     with torch.no_grad(), recorder:
         out = model(*inputs)
     params = _nbytes(list(model.parameters()) + list(model.buffers()))

@@ -18,10 +18,16 @@ PEAKS = MachinePeaks(machine="test", bandwidth_gbps=10.0, gflops=100.0, threads=
 
 class FakePlanner:
     def plan(self, task, contract, backend):
-        return Plan(operator_class=OperatorClass.ELEMENTWISE,
-                    implementation_space=ImplementationSpace.CUSTOM_KERNEL, backend=backend,
-                    strategy="try block sizes", rationale="test", templates=["a", "b"],
-                    flops=1e6, min_bytes=1_000_000)
+        return Plan(
+            operator_class=OperatorClass.ELEMENTWISE,
+            implementation_space=ImplementationSpace.CUSTOM_KERNEL,
+            backend=backend,
+            strategy="try block sizes",
+            rationale="test",
+            templates=["a", "b"],
+            flops=1e6,
+            min_bytes=1_000_000,
+        )
 
 
 class FakeCoder:
@@ -30,8 +36,15 @@ class FakeCoder:
     def propose(self, task, contract, plan, history, n):
         seen = {p.params.get("block") for p in history.profiles}
         blocks = [b for b in range(1, 1000) if b not in seen][:n]
-        return [Candidate(source=f"# block {b}", backend="torch", params={"block": b},
-                          origin="template:a" if b < 4 else "template:b") for b in blocks]
+        return [
+            Candidate(
+                source=f"# block {b}",
+                backend="torch",
+                params={"block": b},
+                origin="template:a" if b < 4 else "template:b",
+            )
+            for b in blocks
+        ]
 
 
 class FakeEvaluator:
@@ -47,18 +60,37 @@ class FakeEvaluator:
         self.calls.append(candidate.id)
         block = candidate.params["block"]
         speed = 1.0 + 0.5 * (5 - abs(5 - block))
-        timing = Timing(reference_median_s=1e-3 * speed, reference_iqr_s=1e-5,
-                        candidate_median_s=1e-3, candidate_iqr_s=1e-5, repeats=10,
-                        speedup=speed, speedup_low=speed * 0.95, speedup_high=speed * 1.05)
-        return EvalResult(task_name=task.name, candidate_id=candidate.id, backend="torch",
-                          level=Level.CORRECT, timing=timing)
+        timing = Timing(
+            reference_median_s=1e-3 * speed,
+            reference_iqr_s=1e-5,
+            candidate_median_s=1e-3,
+            candidate_iqr_s=1e-5,
+            repeats=10,
+            speedup=speed,
+            speedup_low=speed * 0.95,
+            speedup_high=speed * 1.05,
+        )
+        return EvalResult(
+            task_name=task.name,
+            candidate_id=candidate.id,
+            backend="torch",
+            level=Level.CORRECT,
+            timing=timing,
+        )
 
 
 def fake_context_factory(evaluator: FakeEvaluator, batch_size: int = 2):
     @contextlib.contextmanager
     def factory(settings, store):
-        yield OptimizeContext(settings=settings, store=store, planner=FakePlanner(),
-                              coder=FakeCoder(), profiler=RooflineProfiler(PEAKS),
-                              critic=RuleCritic(patience=2), evaluate=evaluator,
-                              batch_size=batch_size)
+        yield OptimizeContext(
+            settings=settings,
+            store=store,
+            planner=FakePlanner(),
+            coder=FakeCoder(),
+            profiler=RooflineProfiler(PEAKS),
+            critic=RuleCritic(patience=2),
+            evaluate=evaluator,
+            batch_size=batch_size,
+        )
+
     return factory

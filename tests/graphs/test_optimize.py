@@ -21,7 +21,9 @@ def settings(tmp_path):
 
 def test_run_spends_the_budget_and_reports_the_best(settings):
     evaluator = FakeEvaluator()
-    report = start_run(TASK, settings, run_id="r1", context_factory=fake_context_factory(evaluator))
+    report = start_run(
+        TASK, settings, run_id="r1", context_factory=fake_context_factory(evaluator)
+    )
     assert report.evaluations == 7 == len(evaluator.calls) == len(set(evaluator.calls))
     assert report.correct and report.best_speedup == pytest.approx(3.5)  # block 5
     assert Path(report.kernel_path).read_text() == "# block 5"
