@@ -153,3 +153,37 @@ extern "C" __global__ void conversions(const float* x, int* iout, float* fout,
   bout[i] = (unsigned char)(i * 37);
   dout[i] = (double)v * 3.0 + (double)(long long)(i - 5) / 7.0;
 }
+
+#include <cuda_fp16.h>
+extern "C" __global__ void int_ops(const int* a, const int* b, unsigned* out, long long* wide,
+                                   int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int x = a[i], y = b[i];
+  unsigned ux = (unsigned)x, uy = (unsigned)y;
+  unsigned* o = out + 12 * i;
+  o[0] = __popc(ux);
+  o[1] = __clz(x);
+  o[2] = __brev(ux);
+  o[3] = (unsigned)(x / (y | 1));
+  o[4] = (unsigned)(x % (y | 1));
+  o[5] = ux / (uy | 1u) + ux % (uy | 1u);
+  o[6] = __umulhi(ux, uy);
+  o[7] = (unsigned)__mulhi(x, y);
+  o[8] = (unsigned)(max(x, y) - min(x, y) + abs(x));
+  o[9] = (ux >> (uy & 31)) ^ (ux << (uy & 7)) ^ (unsigned)(x >> (uy & 31));
+  o[10] = __byte_perm(ux, uy, 0x5140);
+  o[11] = (unsigned)((signed char)(x & 0xff)) + (unsigned short)(y * 3);
+  long long lx = (long long)x * 1000003LL, ly = (long long)y;
+  wide[2 * i] = lx / (ly | 1) + (lx >> 7) + (long long)((unsigned long long)lx % 97ULL);
+  wide[2 * i + 1] = __mul64hi(lx, ly * 123456789LL) + __popcll(lx) + __clzll(lx);
+}
+
+extern "C" __global__ void half_ops(const float* x, float* y, __half* h, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half a = __float2half(x[i]), b = __float2half(0.5f);
+  __half c = __hadd(__hmul(a, b), b);
+  h[i] = c;
+  y[i] = __half2float(c) + __half2float(__hmax(a, b));
+}

@@ -176,3 +176,61 @@ def test_out_of_bounds_access_is_reported(emu_ptx):
 def test_unknown_kernel_lists_the_choices(emu_ptx):
     with pytest.raises(LaunchError, match="block_sum"):
         launch(emu_ptx, "nope", (1,), (32,), [])
+
+
+def _i32(v):
+    return np.asarray(v, np.int64).astype(np.int32)
+
+
+def test_integer_operations(emu_ptx):
+    n = 96
+    a = RNG.integers(-(2**31), 2**31 - 1, n).astype(np.int32)
+    b = RNG.integers(-(2**31), 2**31 - 1, n).astype(np.int32)
+    a[:4] = [0, -1, 2**31 - 1, -(2**31)]
+    out, wide = np.zeros(12 * n, np.uint32), np.zeros(2 * n, np.int64)
+    launch(emu_ptx, "int_ops", (1,), (128,), [a, b, out, wide, n])
+    o = out.reshape(n, 12).astype(np.int64)
+    x, y = a.astype(np.int64), b.astype(np.int64)
+    ux, uy = x & 0xFFFFFFFF, y & 0xFFFFFFFF
+    np.testing.assert_array_equal(o[:, 0], [bin(v).count("1") for v in ux])
+    np.testing.assert_array_equal(o[:, 1], [32 - int(v).bit_length() for v in ux])
+    np.testing.assert_array_equal(o[:, 2], [int(f"{v:032b}"[::-1], 2) for v in ux])
+    yo = y | 1
+    q = np.trunc(x / yo).astype(np.int64)
+    np.testing.assert_array_equal(o[:, 3], q & 0xFFFFFFFF)
+    np.testing.assert_array_equal(o[:, 4], (x - q * yo) & 0xFFFFFFFF)
+    np.testing.assert_array_equal(o[:, 5], (ux // (uy | 1) + ux % (uy | 1)) & 0xFFFFFFFF)
+    np.testing.assert_array_equal(o[:, 6], (ux.astype(np.uint64) * uy.astype(np.uint64)) >> 32)
+    np.testing.assert_array_equal(o[:, 7], ((x * y) >> 32) & 0xFFFFFFFF)
+    mm = np.maximum(x, y) - np.minimum(x, y) + np.abs(_i32(x).astype(np.int64))
+    np.testing.assert_array_equal(o[:, 8], mm & 0xFFFFFFFF)
+    sh = (ux >> (uy & 31)) ^ ((ux << (uy & 7)) & 0xFFFFFFFF) ^ ((x >> (uy & 31)) & 0xFFFFFFFF)
+    np.testing.assert_array_equal(o[:, 9], sh)
+    by = np.stack([(ux >> s) & 0xFF for s in (0, 8, 16, 24)] +
+                  [(uy >> s) & 0xFF for s in (0, 8, 16, 24)], 1)  # fmt: skip
+    perm = by[:, 0] | by[:, 4] << 8 | by[:, 1] << 16 | by[:, 5] << 24
+    np.testing.assert_array_equal(o[:, 10], perm)
+    sc = ((x & 0xFF) ^ 0x80) - 0x80
+    np.testing.assert_array_equal(o[:, 11], (sc + ((y * 3) & 0xFFFF)) & 0xFFFFFFFF)
+    lx, ly = x * 1000003, y
+    ref0 = [int(abs(p) // abs(q_) * (1 if (p < 0) == (q_ < 0) else -1)) + (p >> 7)
+            + ((p & (2**64 - 1)) % 97) for p, q_ in zip(lx.tolist(), (ly | 1).tolist(),
+                                                        strict=True)]  # fmt: skip
+    np.testing.assert_array_equal(wide[0::2], np.array(ref0, dtype=object).astype(np.int64))
+    ref1 = []
+    for p, q_ in zip(lx.tolist(), ly.tolist(), strict=True):
+        m = (q_ * 123456789 + 2**63) % 2**64 - 2**63
+        hi = (p * m) >> 64
+        ref1.append(hi + bin(p & (2**64 - 1)).count("1") + 64 - (p & (2**64 - 1)).bit_length())
+    np.testing.assert_array_equal(wide[1::2], np.array(ref1, dtype=np.int64))
+
+
+def test_half_precision(emu_ptx):
+    n = 50
+    x = RNG.standard_normal(n).astype(np.float32)
+    y, h = np.zeros(n, np.float32), np.zeros(n, np.float16)
+    launch(emu_ptx, "half_ops", (1,), (64,), [x, y, h, n])
+    a = x.astype(np.float16)
+    c = (a * np.float16(0.5) + np.float16(0.5)).astype(np.float16)
+    np.testing.assert_array_equal(h, c)
+    np.testing.assert_allclose(y, c.astype(np.float32) + np.maximum(a, np.float16(0.5)))
