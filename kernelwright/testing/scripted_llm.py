@@ -76,7 +76,7 @@ class ScriptedLLM:
         self.headers: list[dict[str, str]] = []
         self._script: deque[ScriptedReply] = deque(script)
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _QuietServer | None = None
         self._thread: threading.Thread | None = None
 
     def push(self, *replies: ScriptedReply) -> None:
@@ -95,7 +95,7 @@ class ScriptedLLM:
 
     def __enter__(self) -> ScriptedLLM:
         handler = type("Handler", (_Handler,), {"llm": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _QuietServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -119,6 +119,15 @@ class ScriptedLLM:
 
     def __repr__(self) -> str:
         return f"ScriptedLLM(remaining={self.remaining}, received={len(self.requests)})"
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (timeouts in tests) is expected; anything else is reported."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
