@@ -1,68 +1,83 @@
-"""The template registry: every template, and lookup by name or (operator class, backend)."""
+"""The template registry: every template, and lookup by name or (operator class, backend).
+
+Defaults were tuned on the SYCL CPU device (Intel OpenCL, 2 cores) with
+``examples/bench_templates.py``: the CPU compiler vectorises ACROSS work-items, so coalesced
+one-float-per-work-item access beats per-work-item vector loads there.
+"""
 
 from __future__ import annotations
 
-from kernelwright.templates.base import Param, Template
+from collections.abc import Mapping
+
+from kernelwright.templates.base import Param, ParamValue, Template
 
 _POW2 = (16, 32, 64, 128, 256, 512, 1024)
+_FAST = Param("fast_math", (False, True), False,
+              "-ffast-math (vectorised exp/tanh/erf from libmvec) with inf/nan kept")
+_CHUNK = Param("chunk", (1, 4, 16, 64), 16, "rows per OpenMP scheduling chunk")
+_REDUCTION = Param("reduction", ("group", "tree"), "group",
+                   "reduce_over_group or a local-memory tree")
 
 
-def _elementwise_sycl() -> Template:
-    return Template(
-        name="sycl.elementwise_vec",
-        operator_class="elementwise",
-        backend="sycl",
+def _block_rows_divides_tile(p: Mapping[str, ParamValue]) -> str | None:
+    if p["block_rows"] > p["tile"] or p["tile"] % p["block_rows"]:
+        return f"block_rows={p['block_rows']} must divide tile={p['tile']}; lower block_rows"
+    return None
+
+
+def _register_block_fits(p: Mapping[str, ParamValue]) -> str | None:
+    if p["tile_m"] % p["reg_m"] or p["tile_n"] % p["reg_n"]:
+        return (f"reg_m={p['reg_m']} / reg_n={p['reg_n']} must divide tile_m={p['tile_m']} / "
+                f"tile_n={p['tile_n']}; pick smaller register blocks")
+    wg = (p["tile_m"] // p["reg_m"]) * (p["tile_n"] // p["reg_n"])
+    if wg > 1024:
+        return f"a work-group of {wg} work-items exceeds 1024; raise reg_m/reg_n or lower tiles"
+    return None
+
+
+def _inner_fits_tile(p: Mapping[str, ParamValue]) -> str | None:
+    if p["inner"] > p["tile"]:
+        return f"inner={p['inner']} must not exceed tile={p['tile']}; lower inner"
+    return None
+
+
+_SYCL = (
+    Template(
+        name="sycl.elementwise_vec", operator_class="elementwise", backend="sycl",
         file="sycl/elementwise.py.j2",
-        description="vectorised elementwise chain, several chunks per work-item",
+        description="elementwise chain, coalesced vectors, several per work-item",
         params=(
             Param("wg_size", _POW2, 256, "work-group size"),
             Param("vec", (1, 2, 4, 8, 16), 1, "consecutive floats per vector load/store"),
             Param("unroll", (1, 2, 4, 8), 1, "vectors per work-item, a work-group apart"),
-            Param("chunks", (1, 2, 4, 8), 1, "vector chunks per work-item"),
+            Param("chunks", (1, 2, 4, 8), 1, "vector chunks per work-item, a grid apart"),
         ),
-    )
-
-
-def _rowwise_sycl() -> Template:
-    return Template(
-        name="sycl.rowwise_norm_wg",
-        operator_class="rowwise_norm",
-        backend="sycl",
+    ),
+    Template(
+        name="sycl.rowwise_norm_wg", operator_class="rowwise_norm", backend="sycl",
         file="sycl/rowwise_norm.py.j2",
         description="softmax/layernorm/rmsnorm, one work-group per row, work-group reductions",
         params=(
-            Param("wg_size", _POW2, 128, "work-group size (work-items per row)"),
-            Param("reduction", ("group", "tree"), "group",
-                  "reduce_over_group or a local-memory tree"),
+            Param("wg_size", _POW2, 16, "work-group size (work-items per row)"),
+            _REDUCTION,
             Param("online", (False, True), False,
                   "single-pass statistics (online softmax / sum and sum of squares)"),
             Param("unroll", (1, 2, 4, 8), 1, "unroll factor of the column loops"),
             Param("fast_math", (False, True), False, "sycl::native::exp instead of sycl::exp"),
         ),
-    )
-
-
-def _reduction_sycl() -> Template:
-    return Template(
-        name="sycl.row_reduce_wg",
-        operator_class="reduction",
-        backend="sycl",
+    ),
+    Template(
+        name="sycl.row_reduce_wg", operator_class="reduction", backend="sycl",
         file="sycl/row_reduce.py.j2",
         description="last-dim reduction, one work-group per row, tree or group combine",
         params=(
             Param("wg_size", _POW2, 64, "work-group size (work-items per row)"),
             Param("accumulators", (1, 2, 4, 8), 4, "independent partial sums per work-item"),
-            Param("reduction", ("group", "tree"), "group",
-                  "reduce_over_group or a local-memory tree"),
+            _REDUCTION,
         ),
-    )
-
-
-def _transpose_sycl() -> Template:
-    return Template(
-        name="sycl.transpose_tiled",
-        operator_class="layout",
-        backend="sycl",
+    ),
+    Template(
+        name="sycl.transpose_tiled", operator_class="layout", backend="sycl",
         file="sycl/transpose.py.j2",
         description="transpose through a padded local-memory tile",
         params=(
@@ -71,21 +86,9 @@ def _transpose_sycl() -> Template:
             Param("pad", (0, 1), 1, "local-memory padding per tile row"),
         ),
         rules=(_block_rows_divides_tile,),
-    )
-
-
-def _block_rows_divides_tile(p: dict) -> str | None:
-    if p["block_rows"] > p["tile"] or p["tile"] % p["block_rows"]:
-        return f"block_rows={p['block_rows']} must divide tile={p['tile']}; lower block_rows"
-    return None
-
-
-def _gemm_sycl() -> Template:
-    return Template(
-        name="sycl.gemm_tiled",
-        operator_class="gemm",
-        backend="sycl",
-        file="sycl/gemm.py.j2",
+    ),
+    Template(
+        name="sycl.gemm_tiled", operator_class="gemm", backend="sycl", file="sycl/gemm.py.j2",
         description="work-group tiled, register-blocked GEMM with a fused epilogue",
         params=(
             Param("tile_m", (8, 16, 32, 64, 128), 32, "rows of C per work-group"),
@@ -97,26 +100,46 @@ def _gemm_sycl() -> Template:
             Param("softmax_wg", (16, 32, 64, 128, 256), 64, "work-group of the softmax kernel"),
         ),
         rules=(_register_block_fits,),
-    )
+    ),
+)
 
+_CPP = (
+    Template(
+        name="cpp.elementwise_omp", operator_class="elementwise", backend="cpp",
+        file="cpp/elementwise.py.j2", description="OpenMP blocks with an OpenMP SIMD inner loop",
+        params=(Param("block", (1024, 4096, 16384, 65536), 16384, "elements per OpenMP block"),
+                _FAST),
+    ),
+    Template(
+        name="cpp.rowwise_norm_omp", operator_class="rowwise_norm", backend="cpp",
+        file="cpp/rowwise_norm.py.j2", description="OpenMP over rows, SIMD passes per row",
+        params=(_CHUNK, _FAST),
+    ),
+    Template(
+        name="cpp.row_reduce_omp", operator_class="reduction", backend="cpp",
+        file="cpp/row_reduce.py.j2", description="OpenMP over rows, SIMD reduction per row",
+        params=(_CHUNK, _FAST),
+    ),
+    Template(
+        name="cpp.transpose_blocked", operator_class="layout", backend="cpp",
+        file="cpp/transpose.py.j2", description="cache-blocked transpose over OpenMP threads",
+        params=(Param("tile", (16, 32, 64, 128, 256), 64, "outer block edge"),
+                Param("inner", (4, 8, 16, 32), 8, "inner (L1) block edge")),
+        rules=(_inner_fits_tile,),
+    ),
+    Template(
+        name="cpp.gemm_blocked", operator_class="gemm", backend="cpp", file="cpp/gemm.py.j2",
+        description="OpenMP over C tiles, packed B panel, SIMD accumulate, fused epilogue",
+        params=(
+            Param("block_m", (4, 8, 16, 32, 64), 16, "rows of C per tile"),
+            Param("block_n", (16, 32, 64, 128, 256), 64, "columns of C per tile"),
+            Param("block_k", (32, 64, 128, 256), 128, "depth of a packed B panel"),
+            _FAST,
+        ),
+    ),
+)
 
-def _register_block_fits(p: dict) -> str | None:
-    if p["tile_m"] % p["reg_m"] or p["tile_n"] % p["reg_n"]:
-        return (f"reg_m={p['reg_m']} / reg_n={p['reg_n']} must divide tile_m={p['tile_m']} / "
-                f"tile_n={p['tile_n']}; pick smaller register blocks")
-    wg = (p["tile_m"] // p["reg_m"]) * (p["tile_n"] // p["reg_n"])
-    if wg > 1024:
-        return f"work-group of {wg} work-items exceeds 1024; raise reg_m/reg_n or lower the tiles"
-    return None
-
-
-TEMPLATES: dict[str, Template] = {t.name: t for t in (
-    _elementwise_sycl(),
-    _rowwise_sycl(),
-    _reduction_sycl(),
-    _transpose_sycl(),
-    _gemm_sycl(),
-)}
+TEMPLATES: dict[str, Template] = {t.name: t for t in (*_SYCL, *_CPP)}
 
 
 def get_template(name: str) -> Template:
@@ -127,6 +150,6 @@ def get_template(name: str) -> Template:
 
 
 def templates_for(operator_class: str, backend: str | None = None) -> list[Template]:
-    """Templates implementing ``operator_class`` (on ``backend`` if given), best default first."""
+    """Templates implementing ``operator_class`` (on ``backend`` if given), SYCL first."""
     return [t for t in TEMPLATES.values()
             if t.operator_class == operator_class and backend in (None, t.backend)]
