@@ -187,3 +187,13 @@ extern "C" __global__ void half_ops(const float* x, float* y, __half* h, int n) 
   h[i] = c;
   y[i] = __half2float(c) + __half2float(__hmax(a, b));
 }
+
+extern "C" __global__ void generic_ptr(float* g, float* out, int n) {
+  __shared__ float s[64];
+  int i = threadIdx.x;
+  float* p = (i & 1) ? s : g;  // generic addressing: odd lanes shared, even lanes global
+  s[i] = (float)i;
+  __syncthreads();
+  p[i] += 1.0f;
+  if (i < n) out[i] = p[i];
+}

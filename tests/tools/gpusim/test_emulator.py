@@ -234,3 +234,11 @@ def test_half_precision(emu_ptx):
     c = (a * np.float16(0.5) + np.float16(0.5)).astype(np.float16)
     np.testing.assert_array_equal(h, c)
     np.testing.assert_allclose(y, c.astype(np.float32) + np.maximum(a, np.float16(0.5)))
+
+
+def test_generic_addresses_reach_shared_and_global(emu_ptx):
+    g, out = np.arange(64, dtype=np.float32) * 10, np.zeros(64, np.float32)
+    launch(emu_ptx, "generic_ptr", (1,), (64,), [g, out, 64])
+    i = np.arange(64)
+    np.testing.assert_array_equal(out, np.where(i & 1, i + 1.0, i * 10 + 1.0))
+    np.testing.assert_array_equal(g[0::2], i[0::2] * 10 + 1.0)  # global written in place

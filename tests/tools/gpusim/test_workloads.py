@@ -111,3 +111,9 @@ def test_unknown_workload_lists_choices():
 def test_unknown_parameter_is_rejected(settings):
     with pytest.raises(ValueError, match="size"):
         get_workload("mm3", settings=settings).run(bogus=1)
+
+
+@pytest.mark.slow
+def test_lud_256_has_46_launches(settings):
+    r = run("lud", settings, size=256)
+    assert r.n_launches == 46 and r.max_error < 1e-5
