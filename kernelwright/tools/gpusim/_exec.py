@@ -53,8 +53,8 @@ def compile_kernel(kernel: Kernel) -> list[Op]:
 
 def compile_instruction(kernel: Kernel, index: int, ins: Instruction) -> Op:
     names = reg_names(ins.operands)
-    is_store = ins.base in ("st", "red") or (ins.base == "atom" and False)
-    n_dst = 0 if is_store or ins.base in ("bra", "bar", "ret", "exit") else 1
+    no_dest = ("st", "red", "bra", "bar", "barrier", "ret", "exit")
+    n_dst = 0 if ins.base in no_dest else 1
     op = Op(index, ins, "alu", dests=tuple(names[:n_dst]), srcs=tuple(names[n_dst:]))
     try:
         _fill(kernel, op)

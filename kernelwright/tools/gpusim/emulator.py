@@ -9,7 +9,6 @@ warp of its CTA has arrived. See ``launch.py`` for the public entry point.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -20,7 +19,6 @@ from kernelwright.tools.gpusim._cfg import reconvergence_points
 from kernelwright.tools.gpusim._exec import Op, UnsupportedInstructionError, compile_kernel
 from kernelwright.tools.gpusim._simt import SimtStacks, warp_bits
 from kernelwright.tools.gpusim._state import BatchState
-from kernelwright.tools.gpusim._trace import WarpRecorder
 from kernelwright.tools.gpusim._types import dtype_of
 from kernelwright.tools.gpusim.ptx import Kernel, Param, Variable
 
@@ -286,8 +284,6 @@ __all__ = [
     "LaunchStats",
     "Program",
     "UnsupportedInstructionError",
-    "WarpRecorder",
     "run_batch",
     "stats_from",
-    "time",
 ]
