@@ -34,6 +34,7 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "kw_build": (_c.c_int, [_c.c_void_p, _c.c_int, _c.c_char_p, _c.POINTER(_c.c_char_p), _c.c_int,
                             _c.POINTER(_c.c_void_p), _c.POINTER(_c.c_void_p)]),
     "kw_get_kernel": (_c.c_void_p, [_c.c_void_p, _c.c_char_p]),
+    "kw_num_args": (_c.c_int, [_c.c_void_p]),
     "kw_launch": (_c.c_int, [_c.c_void_p, _c.c_void_p, _c.c_int, _c.POINTER(_c.c_int),
                              _c.POINTER(_c.c_void_p), _c.POINTER(_c.c_size_t), _c.c_int,
                              _c.POINTER(_c.c_size_t), _c.POINTER(_c.c_size_t), _c.c_int,

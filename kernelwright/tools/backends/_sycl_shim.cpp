@@ -148,6 +148,16 @@ void *kw_get_kernel(void *bundle, const char *name) {
   }
 }
 
+// Number of arguments the kernel takes, or -1 if the runtime cannot say.
+int kw_num_args(void *kernel) {
+  try {
+    return static_cast<int>(
+        static_cast<sycl::kernel *>(kernel)->get_info<sycl::info::kernel::num_args>());
+  } catch (...) {
+    return -1;
+  }
+}
+
 // Launch. kinds[i]: 0 = pointer (values[i] points at the void*), 1 = scalar of sizes[i]
 // bytes. local may be null (the runtime picks). With wait, *ns gets the kernel's time from
 // event profiling (0 if unavailable).

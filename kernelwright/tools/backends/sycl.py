@@ -67,6 +67,7 @@ class SyclKernel(Kernel):
         self._backend = backend
         self._pointer = pointer
         self._owner = owner  # keeps the bundle alive
+        self.num_args: int = backend.runtime.lib.kw_num_args(pointer)
 
     def __call__(
         self, *args: Any, global_size: Any = None, local_size: Any = None, wait: bool = True
@@ -81,6 +82,8 @@ class SyclKernel(Kernel):
         """
         if global_size is None:
             raise LaunchError(f"{self.name}: give global_size=(n,) (and optionally local_size).")
+        if self.num_args >= 0 and len(args) != self.num_args:
+            raise LaunchError(f"{self.name} takes {self.num_args} arguments, got {len(args)}.")
         glob = as_range(global_size, "global_size")
         loc = None if local_size is None else as_range(local_size, "local_size")
         if loc is not None and len(loc) != len(glob):

@@ -82,6 +82,11 @@ class TestSyclBackend(BackendContract):
         module.vadd(a, b, out, N, global_size=(N,), local_size=(64,))
         assert isinstance(module.vadd.last_ns, int) and module.vadd.last_ns > 0
 
+    def test_wrong_argument_count_is_a_launch_error(self, module):
+        a, b, out = self.make_inputs(64)
+        with pytest.raises(LaunchError, match="vadd takes 4 arguments, got 3"):
+            module.vadd(a, b, out, global_size=(64,))
+
     def test_bad_ranges_are_launch_errors(self, module):
         a, b, out = self.make_inputs(64)
         with pytest.raises(LaunchError, match="global_size"):
