@@ -20,6 +20,7 @@ import numpy as np
 
 from kernelwright.errors import LaunchError
 from kernelwright.tools.gpusim._memory import GlobalMemory
+from kernelwright.tools.gpusim._regcount import register_counts
 from kernelwright.tools.gpusim._trace import TraceSampling, WarpRecorder
 from kernelwright.tools.gpusim._types import dtype_of
 from kernelwright.tools.gpusim.emulator import (
@@ -84,12 +85,28 @@ def _as_array(value: Any, index: int) -> np.ndarray | None:
         if value.device.type != "cpu":
             raise LaunchError(f"argument {index} is a tensor on {value.device}; the PTX "
                               "emulator needs CPU tensors (t.cpu())")  # fmt: skip
-        arr = value.detach().numpy()
+        t = value.detach()
+        try:
+            arr = t.numpy()
+        except TypeError:  # bfloat16 and other dtypes numpy lacks: pass the raw bytes
+            arr = (
+                t.contiguous().view(-1).view(_torch_uint8()).numpy() if t.is_contiguous() else None
+            )
+            if arr is None:
+                raise LaunchError(
+                    f"argument {index} is not contiguous; pass .contiguous()"
+                ) from None
     else:
         return None
     if not arr.flags.c_contiguous:
         raise LaunchError(f"argument {index} is not contiguous; pass a .contiguous() copy")
     return arr
+
+
+def _torch_uint8():
+    import torch
+
+    return torch.uint8
 
 
 def _param_bytes(params: list[Param], args: list[Any], mem: GlobalMemory) -> bytes:
@@ -152,7 +169,9 @@ def launch(ptx: str, kernel: str, grid: Any, block: Any, args: list[Any] | tuple
     t0 = time.perf_counter()
     kid = next(_KERNEL_IDS) if kernel_id is None else kernel_id
     if trace is not None:
-        trace.begin_kernel(_info(prog, kid, grid3, block3, shared_bytes))
+        mod, _ = _module(h, ptx)
+        nregs = register_counts(h, ptx, mod.target.split(",")[0].strip()).get(kernel, 0)
+        trace.begin_kernel(_info(prog, kid, grid3, block3, shared_bytes, nregs))
     for ctas, factory in _batches(prog, grid3, block3, max_threads, trace, sampling):
         run_batch(prog, ctx, ctas, counters, factory)
     if trace is not None:
@@ -160,14 +179,14 @@ def launch(ptx: str, kernel: str, grid: Any, block: Any, args: list[Any] | tuple
     return stats_from(counters, kernel, grid3, block3, time.perf_counter() - t0)
 
 
-def _info(prog: Program, kid: int, grid, block, shared_bytes: int) -> KernelInfo:
+def _info(prog: Program, kid: int, grid, block, shared_bytes: int, nregs: int) -> KernelInfo:
     return KernelInfo(
         kid,
         prog.kernel.name,
         grid,
         block,
         prog.shared_static + shared_bytes,
-        len(prog.kernel.regs),
+        nregs,
         90,
         extra={"trace source": "ptx-emulator (PTX opcodes, pc = 16 x PTX index)"},
     )
