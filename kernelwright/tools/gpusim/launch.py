@@ -136,7 +136,7 @@ _TYPES_OK = frozenset("b8 b16 b32 b64 u8 u16 u32 u64 s8 s16 s32 s64 f16 f32 f64"
 
 def launch(ptx: str, kernel: str, grid: Any, block: Any, args: list[Any] | tuple[Any, ...],
            shared_bytes: int = 0, trace: TraceSink | None = None, *,
-           sampling: TraceSampling | None = None, max_threads: int = 16384,
+           sampling: TraceSampling | None = None, max_threads: int = 32768,
            kernel_id: int | None = None) -> LaunchStats:  # fmt: skip
     """Emulate one kernel launch on CPU arrays; pointer arguments are written in place.
 
