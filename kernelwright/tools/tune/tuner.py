@@ -17,6 +17,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from kernelwright.errors import ConfigError
 from kernelwright.tools.tune.base import (
     SpaceExhaustedError,
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 SAMPLERS = ("tpe", "gp", "random", "auto")
 _MAX_REASKS = 200
+_MODEL_REASKS = 10
+_MAX_ENUMERATE = 100_000  # duplicates in a row before a random unseen point is queued
 
 
 def gp_available() -> bool:
@@ -107,6 +111,7 @@ class OptunaTuner(Tuner):
         self.max_requeues = max_requeues
         self._dists = space.distributions()
         self._running: dict[int, optuna.Trial] = {}
+        self._rng = np.random.default_rng(seed)
         self.study = optuna.create_study(
             study_name=study_name,
             storage=self._storage(),
@@ -155,7 +160,9 @@ class OptunaTuner(Tuner):
 
     # -- ask / tell ---------------------------------------------------------------------------
     def ask(self) -> tuple[int, dict[str, Scalar]]:
-        for _ in range(_MAX_REASKS):
+        for attempt in range(_MAX_REASKS):
+            if self.dedupe and attempt == _MODEL_REASKS:
+                self._enqueue_unseen()
             trial = self.study.ask(self._dists)
             seen = self._seen.get(params_key(trial.params)) if self.dedupe else None
             if seen is None:
@@ -169,6 +176,19 @@ class OptunaTuner(Tuner):
             )
         self._running[trial.number] = trial
         return trial.number, dict(trial.params)
+
+    def _enqueue_unseen(self) -> None:
+        """The sampler keeps proposing evaluated points: queue a random unevaluated one."""
+        for _ in range(100):
+            params = self.space.sample(self._rng)
+            if params_key(params) not in self._seen:
+                self.study.enqueue_trial(params)
+                return
+        size = self.space.size
+        if size is not None and size <= _MAX_ENUMERATE:
+            unseen = [p for p in self.space.grid() if params_key(p) not in self._seen]
+            if unseen:
+                self.study.enqueue_trial(unseen[int(self._rng.integers(len(unseen)))])
 
     def enqueue(self, params: Mapping[str, Scalar]) -> None:
         self.study.enqueue_trial(self.space.validate(params), skip_if_exists=True)
