@@ -77,6 +77,17 @@ def doctor(json_out: JsonOpt = False) -> None:
         console.print(status_table(statuses))
 
 
+LlmUrl = Annotated[str | None, typer.Option("--llm-base-url", help="OpenAI-compatible endpoint")]
+LlmModel = Annotated[str | None, typer.Option("--llm-model", help="model name; none = offline")]
+LlmKeyEnv = Annotated[
+    str | None, typer.Option("--llm-api-key-env", help="NAME of the env var holding the key")
+]
+MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="LLM token budget of the run")]
+MaxCost = Annotated[float | None, typer.Option("--max-cost", help="LLM cost budget, USD")]
+LlmTimeout = Annotated[float | None, typer.Option("--llm-timeout", help="seconds per request")]
+LlmRetries = Annotated[int | None, typer.Option("--llm-max-retries")]
+
+
 @app.command()
 def optimize(
     task: Path,
@@ -86,13 +97,34 @@ def optimize(
     run_id: Annotated[str | None, typer.Option("--run-id")] = None,
     store: StoreOpt = None,
     json_out: JsonOpt = False,
+    llm_base_url: LlmUrl = None,
+    llm_model: LlmModel = None,
+    llm_api_key_env: LlmKeyEnv = None,
+    max_tokens: MaxTokens = None,
+    max_cost: MaxCost = None,
+    llm_timeout: LlmTimeout = None,
+    llm_max_retries: LlmRetries = None,
 ) -> None:
     """Optimise a task end to end: plan, write kernels, verify, time, decide; checkpointed."""
+    from kernelwright.agents.llm import LLMSettings
     from kernelwright.graphs.runner import start_run
 
     settings = _settings(backend=backend, budget=budget, time_limit_s=time_limit)
+    given = {
+        "base_url": llm_base_url,
+        "model": llm_model,
+        "api_key_env": llm_api_key_env,
+        "max_tokens": max_tokens,
+        "max_cost": max_cost,
+        "timeout_s": llm_timeout,
+        "max_retries": llm_max_retries,
+    }
+    try:
+        llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
+    except ValueError as exc:
+        _fail(exc)
     _run(
-        lambda obs: start_run(task, settings, run_id=run_id, store=store, observer=obs),
+        lambda obs: start_run(task, settings, run_id=run_id, store=store, observer=obs, llm=llm),
         settings.budget,
         json_out,
     )

@@ -55,6 +55,7 @@ class OptimizeContext:
     evaluate: Evaluator
     search: SearchHook | None = None  # the seam for the tuner / archive (R^3 inner loop)
     batch_size: int = 2
+    persist: Callable[[], None] | None = None  # saves agent-side state (LLM usage) after a node
     _tasks: dict[str, tuple[Task, Contract]] = field(default_factory=dict)
 
     def task(self, path: str) -> tuple[Task, Contract]:
@@ -102,6 +103,7 @@ class _Nodes:
         store.write_text(state["run_id"], "contract.txt", contract.render())
         store.write_text(state["run_id"], "plan.json", plan.model_dump_json(indent=1))
         store.update_meta(state["run_id"], status="running", plan=plan.strategy)
+        self._persist()
         return {"plan": plan, "round": 0, "status": "running"}
 
     def coder(self, state: RunState) -> dict:
@@ -119,6 +121,7 @@ class _Nodes:
         unique = list({c.id: c for c in fresh}.values())[: max(n, 0)]
         for candidate in unique:
             self.ctx.store.save_candidate(state["run_id"], candidate)
+        self._persist()
         return {"pending": [c.id for c in unique], "round": history.round + 1}
 
     def fan_out(self, state: RunState):
@@ -167,8 +170,13 @@ class _Nodes:
             best_speedup=best.speedup if best else None,
             evaluations=history.spent,
         )
+        self._persist()
         update = {"decisions": [decision], "round_sizes": [size], "pending": []}
         return {**update, "status": "done"} if done else update
+
+    def _persist(self) -> None:
+        if self.ctx.persist is not None:
+            self.ctx.persist()
 
     def route(self, state: RunState) -> str:
         action = state["decisions"][-1].action

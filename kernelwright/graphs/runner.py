@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from kernelwright.agents.protocols import Profile, best_profile
 from kernelwright.config import Settings
 from kernelwright.errors import RunStoreError
-from kernelwright.graphs.optimize import OptimizeContext, build_optimize_graph
+from kernelwright.graphs.optimize import build_optimize_graph
 from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
+from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
+
+if TYPE_CHECKING:
+    from kernelwright.agents.llm import LLMSettings
 
 Observer = Callable[[str, dict[str, Any]], None]  # (node name, state update)
 
@@ -37,30 +40,6 @@ class RunReport(BaseModel):
     store: str
 
 
-@contextlib.contextmanager
-def offline_context(settings: Settings, store: RunStore) -> Iterator[OptimizeContext]:
-    """The default team: rule planner, template coder, roofline profiler, rule critic, and the
-    sandboxed harness with one warm worker per task."""
-    from kernelwright.agents.coder import TemplateCoder
-    from kernelwright.agents.critic import RuleCritic
-    from kernelwright.agents.planner import RulePlanner
-    from kernelwright.agents.profiler import RooflineProfiler
-    from kernelwright.tools.evaluate import WorkerPool, evaluate
-    from kernelwright.tools.peaks import machine_peaks
-
-    with WorkerPool(settings) as pool:
-        yield OptimizeContext(
-            settings=settings,
-            store=store,
-            planner=RulePlanner(),
-            coder=TemplateCoder(seed=settings.seed),
-            profiler=RooflineProfiler(machine_peaks(settings.cache_dir)),
-            critic=RuleCritic(time_limit_s=settings.time_limit_s),
-            evaluate=lambda task, cand: evaluate(task, cand, settings=settings, pool=pool),
-            batch_size=settings.max_concurrent_evals * 2,
-        )
-
-
 def store_root(settings: Settings, store: str | Path | None) -> Path:
     return Path(store) if store else settings.data_dir
 
@@ -72,35 +51,26 @@ def start_run(
     run_id: str | None = None,
     store: str | Path | None = None,
     observer: Observer | None = None,
-    context_factory=offline_context,
+    context_factory=offline_team,
+    llm: LLMSettings | None = None,
 ) -> RunReport:
     """Begin a new run (or continue ``run_id`` if it already exists) and drive it to the end."""
     task = Task.from_path(task_path)
     runs = RunStore(store_root(settings, store))
     run_id = run_id or new_run_id(task.name)
-    fresh = run_id not in runs.run_ids()
-    if fresh:
-        runs.create_run(
-            run_id,
-            {
-                "task": task.name,
-                "task_path": str(task.path),
-                "backend": settings.backend,
-                "budget": settings.budget,
-                "status": "created",
-            },
-        )
-    initial = None
-    if fresh:
-        initial = {
-            "run_id": run_id,
+    if run_id not in runs.run_ids():
+        meta = {
+            "task": task.name,
             "task_path": str(task.path),
             "backend": settings.backend,
             "budget": settings.budget,
-            "started": time.time(),
-            "plan": None,
+            "status": "created",
+            "llm": llm.model_dump(mode="json") if llm is not None and llm.enabled else None,
         }
-    return _drive(runs, run_id, settings, initial, observer, context_factory)
+        runs.create_run(run_id, meta)
+    return resume_run(
+        run_id, settings, store=store, observer=observer, context_factory=context_factory, llm=llm
+    )
 
 
 def resume_run(
@@ -109,23 +79,43 @@ def resume_run(
     *,
     store: str | Path | None = None,
     observer: Observer | None = None,
-    context_factory=offline_context,
+    context_factory=offline_team,
+    llm: LLMSettings | None = None,
 ) -> RunReport:
-    """Continue a run from its last checkpoint (a finished run just reports)."""
+    """Continue a run from its last checkpoint (a finished run just reports). The run keeps
+    the backend, budget and LLM endpoint it was started with."""
     runs = RunStore(store_root(settings, store))
     meta = runs.meta(run_id)
     settings = settings.model_copy(update={"backend": meta["backend"], "budget": meta["budget"]})
-    return _drive(runs, run_id, settings, None, observer, context_factory)
+    if llm is None and meta.get("llm"):
+        from kernelwright.agents.llm import LLMSettings
+
+        llm = LLMSettings(**meta["llm"])
+    factory = partial(context_factory, llm=llm)
+    return _drive(runs, run_id, meta, settings, observer, factory)
 
 
-def _drive(runs, run_id, settings, initial, observer, context_factory) -> RunReport:
+def _initial_state(run_id: str, meta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "task_path": meta["task_path"],
+        "backend": meta["backend"],
+        "budget": meta["budget"],
+        "started": meta["started"],
+        "plan": None,
+    }
+
+
+def _drive(runs, run_id, meta, settings, observer, context_factory) -> RunReport:
     saver = open_checkpointer(runs.root)
     config = {
         "configurable": {"thread_id": run_id},
         "max_concurrency": settings.max_concurrent_evals,
         "recursion_limit": 10_000,
     }
-    with context_factory(settings, runs) as ctx:
+    # No checkpoint yet (new, or killed before its first step): start from the run's metadata.
+    initial = None if saver.get_tuple(config) else _initial_state(run_id, meta)
+    with context_factory(settings, runs, run_id) as ctx:
         graph = build_optimize_graph(ctx, checkpointer=saver)
         for chunk in graph.stream(initial, config, stream_mode="updates", durability="sync"):
             for node, update in chunk.items():

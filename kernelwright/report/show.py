@@ -56,8 +56,67 @@ def print_run(
     )
     source = runs.load_candidate(run_id, best.candidate_id).source
     console.print(Syntax(source, "python", line_numbers=False))
+    _print_usage(console, runs, run_id)
+    _print_prompt_lineage(console, runs, run_id, best.candidate_id)
     if archive:
         _print_archive(console, runs, run_id)
+
+
+def _print_usage(console: Console, runs: RunStore, run_id: str) -> None:
+    """Tokens and cost per agent, from the LLM usage ledger (LLM runs only)."""
+    path = runs.run_dir(run_id) / "usage.json"
+    if not path.exists():
+        console.print("LLM usage: none (offline policies)")
+        return
+    from kernelwright.agents._usage import UsageLedger
+
+    ledger = UsageLedger.model_validate_json(path.read_text())
+    table = Table(
+        "agent",
+        "calls",
+        "input tokens",
+        "output tokens",
+        "cost (USD)",
+        "malformed",
+        title="LLM usage",
+    )
+    rows = [*ledger.per_agent.items(), ("total", ledger.totals())]
+    for agent, u in rows:
+        cost = "unknown price" if u.cost_usd is None else f"{u.cost_usd:.4f}"
+        table.add_row(
+            agent,
+            str(u.calls),
+            str(u.input_tokens),
+            str(u.output_tokens),
+            cost,
+            f"{u.malformed} ({u.dropped} dropped)",
+        )
+    console.print(table)
+
+
+def _print_prompt_lineage(console: Console, runs: RunStore, run_id: str, best_id: str) -> None:
+    """The meta-prompt that produced the best kernel and its ancestors (LLM runs only)."""
+    path = runs.run_dir(run_id) / "prompts.json"
+    prompt_id = runs.load_candidate(run_id, best_id).prompt_id
+    if not path.exists() or prompt_id is None:
+        return
+    from kernelwright.tools.evolve.metaprompt import PromptArchive
+
+    table = Table(
+        "prompt",
+        "generation",
+        "fitness",
+        "uses",
+        "parents",
+        title=f"prompt lineage of the best kernel ({prompt_id})",
+    )
+    for row in PromptArchive.load(path).lineage_table(prompt_id):
+        table.add_row(
+            row["id"],
+            *(str(row[k]) for k in ("generation", "fitness", "uses")),
+            ", ".join(row["parents"]) or "-",
+        )
+    console.print(table)
 
 
 def _print_archive(console: Console, runs: RunStore, run_id: str) -> None:

@@ -1,0 +1,88 @@
+"""The teams of agents a run can use: offline (rules + templates) or LLM-driven.
+
+A team is a context manager yielding an ``OptimizeContext``; it owns the warm evaluation worker
+and, for the LLM team, the chat client whose usage ledger and meta-prompt archive are persisted
+in the run store so a resumed run keeps counting against its budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from kernelwright.config import Settings
+from kernelwright.graphs.optimize import OptimizeContext
+from kernelwright.graphs.store import RunStore
+
+if TYPE_CHECKING:
+    from kernelwright.agents.llm import LLMSettings
+
+
+@contextlib.contextmanager
+def offline_team(
+    settings: Settings, store: RunStore, run_id: str, llm: LLMSettings | None = None
+) -> Iterator[OptimizeContext]:
+    """Rule planner, template coder, roofline profiler, rule critic, sandboxed harness; with
+    ``llm`` enabled, LLM policies wrap them (the offline ones stay as fallbacks and hard stops)."""
+    from kernelwright.agents.coder import TemplateCoder
+    from kernelwright.agents.critic import RuleCritic
+    from kernelwright.agents.planner import RulePlanner
+    from kernelwright.agents.profiler import RooflineProfiler
+    from kernelwright.tools.evaluate import WorkerPool, evaluate
+    from kernelwright.tools.peaks import machine_peaks
+
+    planner, coder, critic = (
+        RulePlanner(),
+        TemplateCoder(seed=settings.seed),
+        RuleCritic(time_limit_s=settings.time_limit_s),
+    )
+    persist = None
+    if llm is not None and llm.enabled:
+        planner, coder, critic, persist = _llm_policies(
+            llm, settings, store, run_id, planner, coder, critic
+        )
+    with WorkerPool(settings) as pool:
+        yield OptimizeContext(
+            settings=settings,
+            store=store,
+            planner=planner,
+            coder=coder,
+            profiler=RooflineProfiler(machine_peaks(settings.cache_dir)),
+            critic=critic,
+            evaluate=lambda task, cand: evaluate(task, cand, settings=settings, pool=pool),
+            batch_size=settings.max_concurrent_evals * 2,
+            persist=persist,
+        )
+
+
+def _llm_policies(llm, settings, store: RunStore, run_id: str, planner, coder, critic):
+    from kernelwright.agents._usage import UsageLedger
+    from kernelwright.agents.llm_policies import make_llm_policies
+
+    usage_path = store.run_dir(run_id) / "usage.json"
+    ledger = (
+        UsageLedger.model_validate_json(usage_path.read_text()) if usage_path.exists() else None
+    )
+    team = make_llm_policies(
+        llm,
+        planner,
+        coder,
+        critic,
+        sources=lambda cid: _load_or_none(store, run_id, cid),
+        ledger=ledger,
+        prompt_archive=store.run_dir(run_id) / "prompts.json",
+        seed=settings.seed,
+    )
+
+    def persist() -> None:
+        store.write_text(run_id, "usage.json", team.client.ledger.model_dump_json())
+
+    return team.planner, team.coder, team.critic, persist
+
+
+def _load_or_none(store: RunStore, run_id: str, candidate_id: str):
+    try:
+        return store.load_candidate(run_id, candidate_id)
+    except FileNotFoundError:
+        return None
