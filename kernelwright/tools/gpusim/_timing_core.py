@@ -104,24 +104,25 @@ class Engine:
         return self._decoded.popleft()
 
     def _launch(self, sm: int, t: float) -> None:
-        nxt = self._next_cta()
-        if nxt is None:
-            return
-        warps, decoded = nxt
+        while (nxt := self._next_cta()) is not None:
+            warps, decoded = nxt
+            self.c["ctas"] += 1
+            self.c["thread_insts"] += sum(
+                sum(map(int.bit_count, map(_MASK, w.instructions))) for w in warps)
+            busy = [insts for insts in decoded if insts]
+            if busy:  # a block whose warps are all empty ends at once: take the next one
+                self._start(sm, t, busy)
+                return
+
+    def _start(self, sm: int, t: float, decoded: list[list[Decoded]]) -> None:
         s = self.gpu.schedulers_per_sm
-        cta = _Cta(sm, len(warps))
-        self.c["ctas"] += 1
-        self.c["thread_insts"] += sum(
-            sum(map(int.bit_count, map(_MASK, w.instructions))) for w in warps)
+        cta = _Cta(sm, len(decoded))
         for insts in decoded:
             sched = sm * s + self.warp_count[sm] % s
             self.warp_count[sm] += 1
             self.seq += 1
             w = _Warp(insts, sm, sched, cta, self.seq)
-            if insts:
-                heappush(self.heap, (_ready(w, t), w.prio, w))
-            else:
-                self._finish(w, t)
+            heappush(self.heap, (_ready(w, t), w.prio, w))
 
     def _finish(self, w: _Warp, t: float) -> None:
         cta = w.cta

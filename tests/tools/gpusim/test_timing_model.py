@@ -201,3 +201,11 @@ def test_gpu_by_name_lists_choices_and_scaled_changes_what_it_says():
     for gpu in GPUS.values():
         assert gpu.dram_bytes_per_cycle > 100 and gpu.max_warps_per_sm * 32 >= 1024
         assert gpu.l1_bytes_for(0) > gpu.l1_bytes_for(gpu.shared_bytes_per_sm) == gpu.l1_bytes
+
+
+def test_empty_warps_and_blocks_do_not_stall_the_model():
+    def body(cta: int, warp: int):
+        return [] if cta % 2 or warp == 1 else [alu(0, "R4", ("R4",)), exit_(0x10)]
+
+    t = simulate_kernel(synthetic_kernel(ctas=2000, warps_per_cta=2, body=body), SMALL)
+    assert t.ctas_simulated == 2000 and t.warp_instructions == 2 * 1000
