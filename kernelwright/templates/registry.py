@@ -26,9 +26,7 @@ def _block_rows_divides_tile(p: Mapping[str, ParamValue]) -> str | None:
 
 
 def _register_block_fits(p: Mapping[str, ParamValue]) -> str | None:
-    if p["tile_m"] % p["reg_m"] or p["tile_n"] % p["reg_n"]:
-        return (f"reg_m={p['reg_m']} / reg_n={p['reg_n']} must divide tile_m={p['tile_m']} / "
-                f"tile_n={p['tile_n']}; pick smaller register blocks")
+    # all choices are powers of two and reg <= 8 <= tile, so the register block divides the tile
     wg = (p["tile_m"] // p["reg_m"]) * (p["tile_n"] // p["reg_n"])
     if wg > 1024:
         return f"a work-group of {wg} work-items exceeds 1024; raise reg_m/reg_n or lower tiles"

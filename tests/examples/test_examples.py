@@ -1,0 +1,50 @@
+"""Every example task loads and has a contract; every naive candidate is correct on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import quickcheck as qc
+
+from kernelwright.spec import Candidate, Task, derive_contract
+
+CANDIDATES = qc.ROOT / "candidates"
+
+
+def test_there_are_at_least_ten_tasks_with_a_naive_candidate_each():
+    assert len(qc.TASKS) >= 10
+    missing = [t for t in qc.TASKS if not (CANDIDATES / f"{t}_naive_sycl.py").is_file()]
+    assert not missing
+
+
+@pytest.mark.parametrize("name", qc.TASKS)
+def test_task_derives_a_contract_with_three_variants(name: str):
+    contract = derive_contract(Task.from_path(qc.task_path(name)))
+    assert len(contract.variants) >= 3
+    assert not contract.degenerate, contract.degenerate_reason
+    assert len({tuple(v.outputs[0].shape) for v in contract.variants}) >= 3
+
+
+@pytest.mark.parametrize("name", qc.TASKS)
+def test_naive_candidate_is_a_sycl_candidate(name: str):
+    candidate = Candidate.from_file(CANDIDATES / f"{name}_naive_sycl.py")
+    assert candidate.backend == "sycl"
+    assert "class ModelNew" in candidate.source
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.slow
+@pytest.mark.parametrize("name", qc.TASKS)
+def test_naive_candidate_is_correct_on_every_variant(name: str):
+    source = Path(CANDIDATES / f"{name}_naive_sycl.py").read_text()
+    result = qc.check(name, source)
+    assert result.correct, result.failures
+
+
+@pytest.mark.requires_sycl
+def test_quickcheck_catches_a_wrong_candidate():
+    source = (CANDIDATES / "l1_gelu_naive_sycl.py").read_text().replace("0.5f * v", "0.49f * v")
+    result = qc.check("l1_gelu", source)
+    assert not result.correct
+    assert result.max_error > 1e-3
