@@ -11,12 +11,18 @@ HERE = Path(__file__).parent
 
 
 @pytest.fixture(scope="session")
-def emu_ptx(tmp_path_factory) -> str:
-    """PTX of kernels_emu.cu (nvcc -arch=sm_90 -ptx), cached in a session temp dir."""
+def gpusim_settings(tmp_path_factory):
+    """Settings whose cache_dir (the nvcc PTX cache) is one temp dir for the whole session."""
+    from kernelwright.config import Settings
+
+    return Settings(cache_dir=tmp_path_factory.mktemp("kwcache"))
+
+
+@pytest.fixture(scope="session")
+def emu_ptx(gpusim_settings) -> str:
+    """PTX of kernels_emu.cu (nvcc -arch=sm_90 -ptx), compiled once per session."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
-    from kernelwright.config import Settings
     from kernelwright.tools.gpusim.workloads._nvcc import compile_ptx
 
-    settings = Settings(cache_dir=tmp_path_factory.mktemp("kwcache"))
-    return compile_ptx((HERE / "kernels_emu.cu").read_text(), settings=settings)
+    return compile_ptx((HERE / "kernels_emu.cu").read_text(), settings=gpusim_settings)

@@ -13,9 +13,9 @@ from kernelwright.tools.gpusim.workloads import WORKLOADS, get_workload
 pytestmark = pytest.mark.requires_nvcc
 
 
-@pytest.fixture(scope="module")
-def settings(tmp_path_factory) -> Settings:
-    return Settings(cache_dir=tmp_path_factory.mktemp("wlcache"))
+@pytest.fixture
+def settings(gpusim_settings) -> Settings:
+    return gpusim_settings
 
 
 def run(name: str, settings: Settings, **params):
