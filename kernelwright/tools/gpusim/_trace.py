@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernelwright.tools.gpusim._simt import warp_bits
 from kernelwright.tools.gpusim.records import TraceInstruction, TraceSink, WarpStream
 
 
@@ -35,27 +36,40 @@ class WarpRecorder:
 
     def __init__(self, sink: TraceSink, traced: np.ndarray, ops, ctas: np.ndarray, wpc: int):
         self.sink, self.traced, self.ops, self.ctas, self.wpc = sink, traced, ops, ctas, wpc
+        self._plain: dict[tuple[int, int], TraceInstruction] = {}
         self.streams: dict[int, list[TraceInstruction]] = {int(w): [] for w in
                                                            np.flatnonzero(traced)}  # fmt: skip
 
-    def record(self, pc: int, cohort: np.ndarray, threads, bits: np.ndarray, addr) -> None:
-        """One step: warps ``cohort`` executed instruction ``pc``; ``bits`` their exec masks."""
+    def record(self, pc: int, cohort: np.ndarray, threads, addr) -> None:
+        """One step: warps ``cohort`` executed instruction ``pc`` on lanes ``threads``."""
         mine = self.traced[cohort]
         if not mine.any():
             return
+        warps = cohort[mine]
         op = self.ops[pc]
-        base = (op.ins.opcode, op.dests, op.srcs)
-        with_mem = op.width and addr is not None
-        if with_mem:
-            t = np.arange(self.traced.size * 32) if threads is None else threads
-            starts = np.searchsorted(t, cohort[mine] * 32)
-            ends = np.searchsorted(t, cohort[mine] * 32 + 32)
-        bm = bits[mine].tolist()
-        for k, w in enumerate(cohort[mine].tolist()):
-            addrs = tuple(addr[starts[k] : ends[k]].tolist()) if with_mem else ()
+        bits = warp_bits(threads, self.traced.size)[warps].tolist()
+        if not (op.width and addr is not None):
+            for w, m in zip(warps.tolist(), bits, strict=True):
+                inst = self._plain.get((pc, m))
+                if inst is None:
+                    inst = TraceInstruction(16 * pc, m, op.ins.opcode, op.dests, op.srcs)
+                    self._plain[(pc, m)] = inst
+                self.streams[w].append(inst)
+            return
+        t = np.arange(self.traced.size * 32) if threads is None else threads
+        starts = np.searchsorted(t, warps * 32).tolist()
+        ends = np.searchsorted(t, warps * 32 + 32).tolist()
+        lanes = addr.tolist()
+        for k, w in enumerate(warps.tolist()):
             self.streams[w].append(
                 TraceInstruction(
-                    16 * pc, bm[k], base[0], base[1], base[2], op.width if with_mem else 0, addrs
+                    16 * pc,
+                    bits[k],
+                    op.ins.opcode,
+                    op.dests,
+                    op.srcs,
+                    op.width,
+                    tuple(lanes[starts[k] : ends[k]]),
                 )  # fmt: skip
             )
 

@@ -199,7 +199,7 @@ class _Scheduler:
                 self.s.pc[cohort] = pc
                 self._control(op, cohort, exec_)
             if rec is not None:
-                rec.record(pc, cohort, exec_, warp_bits(exec_, st.W)[cohort], st.last_addr)
+                rec.record(pc, cohort, exec_, st.last_addr)
             if kind in ("branch", "exit", "bar"):
                 break
             pc += 1
