@@ -35,6 +35,17 @@ _ALIASES = {"c++": "cpp", "openmp": "cpp", "omp": "cpp", "ocl": "opencl", "cl": 
 # (level, weight, regex). Regexes run on the source with C/C++ comments removed.
 Pattern = tuple[int, float, str]
 
+# Shared fragments: a loop striding by a tile size (``k0 += TK``), a tree reduction loop
+# (``off >>= 1``), an online-softmax rescale (``s = s * exp(m - v)``), a 2-D accumulator tile
+# held in registers (register blocking).
+_TILE_LOOP = (
+    r"\bfor\s*\([^;]*;[^;]*;\s*\w+\s*\+=\s*"
+    r"(?:TILE|BLOCK|T[KMN]|B[KMN]|TS|BS|tile|block)\w*\s*\)"
+)
+_TREE_LOOP = r"\bfor\s*\([^;]*;[^;]*>\s*0\s*;\s*\w+\s*(?:>>=\s*1|/=\s*2)\s*\)"
+_ONLINE = r"\b(\w+)\s*=\s*\1\s*\*\s*(?:sycl::|std::)?(?:native::|native_|__)?expf?\s*\("
+_ACC_TILE = r"\b(?:acc|reg|frag)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]"
+
 _SYCL_MEMORY: list[Pattern] = [
     (1, 1.0, r"\bsycl::vec\s*<|\bvec\s*<\s*\w+\s*,\s*\d+\s*>"),
     (1, 1.0, r"\bsycl::(?:float|int|half|double)\d\b|\b(?:float|int|half)[248]\b"),
@@ -46,16 +57,18 @@ _SYCL_MEMORY: list[Pattern] = [
     (2, 0.5, r"\[\s*\w+\s*\+\s*1\s*\]\s*;"),  # bank-conflict padding: tile[N][N + 1]
     (3, 1.0, r"\bprefetch\s*\(|\basync_work_group_copy\b|\bjoint_matrix_load\b"),
     (3, 1.0, r"double[_ ]?buffer|\bping\b|\bpong\b|\[\s*2\s*\]\s*\[\s*\w+\s*\]\s*\["),
-    (3, 0.5, r"\b(?:acc|reg|frag)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]"),
+    (3, 1.0, _ACC_TILE),
 ]
 _SYCL_COMPUTE: list[Pattern] = [
     (1, 1.0, r"\b(?:sycl::)?(?:fma|mad)\s*\(|\bsycl::native::\w+|\bnative_\w+\s*\("),
     (1, 0.5, r"\bsycl::(?:exp|rsqrt|fast_\w+)\s*\("),
     (2, 1.0, r"\breduce_over_group\b|\bjoint_reduce\b|\bsycl::reduction\b"),
     (2, 1.0, r"\b(?:running|online)_(?:max|sum)\b|\bwelford\b|\bm2\b"),
+    (2, 1.0, _ONLINE),
+    (2, 1.0, _TREE_LOOP),
     (2, 0.5, r"\b(?:inclusive|exclusive)_scan_over_group\b"),
     (3, 1.0, r"\bjoint_matrix\w*\b|\bflash\w*\b"),
-    (3, 0.5, r"\bfor\s*\([^;]*;[^;]*;\s*\w+\s*\+=\s*(?:TILE|BLOCK|TS|BK|BS)\w*\s*\)"),
+    (3, 0.5, _TILE_LOOP),
     (3, 0.5, r"\b(?:acc|sum|c)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]\s*\+?="),
 ]
 _SYCL_PARALLELISM: list[Pattern] = [
@@ -75,14 +88,16 @@ _OPENCL_MEMORY: list[Pattern] = [
     (2, 0.5, r"\[\s*\w+\s*\+\s*1\s*\]\s*;"),
     (3, 1.0, r"\basync_work_group_copy\b|\bprefetch\s*\(|\bwait_group_events\b"),
     (3, 1.0, r"double[_ ]?buffer|\bping\b|\bpong\b"),
-    (3, 0.5, r"\b(?:acc|reg)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]"),
+    (3, 1.0, _ACC_TILE),
 ]
 _OPENCL_COMPUTE: list[Pattern] = [
     (1, 1.0, r"\b(?:fma|mad)\s*\(|\bnative_\w+\s*\(|\bhalf_\w+\s*\("),
     (2, 1.0, r"\bwork_group_reduce_\w+|\bsub_group_reduce_\w+"),
     (2, 1.0, r"\b(?:running|online)_(?:max|sum)\b|\bwelford\b|\bm2\b"),
+    (2, 1.0, _ONLINE),
+    (2, 1.0, _TREE_LOOP),
     (3, 1.0, r"\bflash\w*\b|\bintel_sub_group_\w*mad\w*\b"),
-    (3, 0.5, r"\bfor\s*\([^;]*;[^;]*;\s*\w+\s*\+=\s*(?:TILE|BLOCK|TS|BK|BS)\w*\s*\)"),
+    (3, 0.5, _TILE_LOOP),
     (3, 0.5, r"\b(?:acc|sum|c)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]\s*\+?="),
 ]
 _OPENCL_PARALLELISM: list[Pattern] = [
@@ -102,15 +117,17 @@ _CUDA_MEMORY: list[Pattern] = [
     (3, 1.0, r"\bcp\.async\b|\b__pipeline_memcpy_async\b|\bmemcpy_async\b|\bcp_async\w*"),
     (3, 1.0, r"double[_ ]?buffer|\bping\b|\bpong\b|\[\s*2\s*\]\s*\[\s*\w+\s*\]\s*\["),
     (3, 1.0, r"\bprefetch\.global\b|\b__prefetch\w*\b|\bcuda::pipeline\b"),
-    (3, 0.5, r"\b(?:acc|reg|frag)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]"),
+    (3, 1.0, _ACC_TILE),
 ]
 _CUDA_COMPUTE: list[Pattern] = [
     (1, 1.0, r"\bfmaf?\s*\(|\b__fmaf?_r\w\b|\b__(?:expf|logf|sinf|cosf|fdividef)\s*\("),
     (1, 0.5, r"\brsqrtf?\s*\(|\b__frcp_r\w\b"),
     (2, 1.0, r"\bcub::(?:Block|Warp)Reduce\b|\b__reduce_\w+_sync\b"),
     (2, 1.0, r"\b(?:running|online)_(?:max|sum)\b|\bwelford\b|\bm2\b"),
+    (2, 1.0, _ONLINE),
+    (2, 1.0, _TREE_LOOP),
     (3, 1.0, r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bflash\w*\b"),
-    (3, 0.5, r"\bfor\s*\([^;]*;[^;]*;\s*\w+\s*\+=\s*(?:TILE|BLOCK|TS|BK|BS)\w*\s*\)"),
+    (3, 0.5, _TILE_LOOP),
     (3, 0.5, r"\b(?:acc|sum|c)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]\s*\+?="),
 ]
 _CUDA_PARALLELISM: list[Pattern] = [
@@ -126,17 +143,19 @@ _CPP_MEMORY: list[Pattern] = [
     (1, 1.0, r"#\s*pragma\s+omp\s+(?:parallel\s+for\s+)?simd\b|\b_mm(?:256|512)?_\w+"),
     (1, 1.0, r"\b__m(?:128|256|512)\w*\b|__attribute__\s*\(\(\s*vector_size"),
     (1, 0.5, r"\b__restrict__\b|\balignas\s*\(|\bassume_aligned\b"),
-    (2, 1.0, r"\bfor\s*\([^;]*;[^;]*;\s*\w+\s*\+=\s*(?:TILE|BLOCK|TS|BK|BS)\w*\s*\)"),
+    (2, 1.0, _TILE_LOOP),
     (2, 0.5, r"\b(?:tile|block|local)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]"),
     (3, 1.0, r"\b__builtin_prefetch\s*\(|\b_mm_prefetch\s*\(|double[_ ]?buffer"),
-    (3, 0.5, r"\b(?:acc|reg)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]"),
+    (3, 1.0, _ACC_TILE),
 ]
 _CPP_COMPUTE: list[Pattern] = [
     (1, 1.0, r"\bstd::fmaf?\s*\(|\bfmaf?\s*\(|\b_mm\d*_fn?madd_\w+"),
     (2, 1.0, r"#\s*pragma\s+omp\s+[^\n]*\breduction\s*\(|\bstd::(?:reduce|transform_reduce)\b"),
     (2, 1.0, r"\b(?:running|online)_(?:max|sum)\b|\bwelford\b|\bm2\b"),
+    (2, 1.0, _ONLINE),
+    (2, 1.0, _TREE_LOOP),
     (3, 1.0, r"\bflash\w*\b|\bAMX\b|\b_tile_\w+\s*\("),
-    (3, 0.5, r"\bfor\s*\([^;]*;[^;]*;\s*\w+\s*\+=\s*(?:TILE|BLOCK|TS|BK|BS)\w*\s*\)"),
+    (3, 0.5, _TILE_LOOP),
     (3, 0.5, r"\b(?:acc|sum|c)\w*\s*\[\s*\w+\s*\]\s*\[\s*\w+\s*\]\s*\+?="),
 ]
 _CPP_PARALLELISM: list[Pattern] = [

@@ -169,3 +169,16 @@ def test_measured_bound_edge_cases():
     with pytest.raises(ValueError, match="gflops"):
         measured_bound({"gbps": 1.0}, PEAKS)
     assert PEAKS.ridge == 10.0
+
+
+def test_shared_fragments_online_rescale_tree_loop_register_tile():
+    online = "if (v > m) { s = s * sycl::exp(m - v) + 1.0f; m = v; }"
+    assert axis_level(online, "sycl", "compute") == 2
+    two_pass = "y[j] = sycl::exp(x[j] - m) * inv;"
+    assert axis_level(two_pass, "sycl", "compute") == 0
+    tree = "for (int s = blockDim.x / 2; s > 0; s >>= 1) { if (t < s) b[t] += b[t + s]; }"
+    assert axis_level(tree, "cuda", "compute") == 2
+    regs = "float acc[RM][RN];\nfor (int k0 = 0; k0 < K; k0 += TK) {}"
+    assert describe(regs, "sycl")[:2] == (3, 0)  # tile loop alone is only half the evidence
+    gemm = regs + "\nacc[r][s] = sycl::fma(av[r], bv[s], acc[r][s]);"
+    assert describe(gemm, "sycl")[:2] == (3, 3)
