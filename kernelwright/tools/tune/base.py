@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kernelwright.tools.tune.space import Scalar, SearchSpace
 
 WORST_VALUE = 0.0  # a speedup no real candidate scores
+INVALID = "invalid_params"  # outcome of a parameter set the template's rules reject
 
 
 class SpaceExhaustedError(LookupError):
@@ -52,7 +53,8 @@ class TrialRecord:
     def evaluated(self) -> bool:
         """True when an evaluation produced it (not a duplicate, not a crashed stale trial)."""
         told = self.state in (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
-        return told and "outcome" in self.attrs and "duplicate_of" not in self.attrs
+        fresh = "duplicate_of" not in self.attrs and self.attrs.get("outcome") != INVALID
+        return told and "outcome" in self.attrs and fresh
 
 
 def score(result: EvalResult, incorrect: str = "fail") -> tuple[TrialState, float | None]:
@@ -125,6 +127,10 @@ class Tuner(ABC):
     def prune(self, number: int) -> None:
         """Stop trial ``number`` early (see :func:`should_prune`)."""
         self._finish(number, TrialState.PRUNED, None, "early_stop")
+
+    def reject(self, number: int) -> None:
+        """Drop trial ``number`` whose parameters the template refuses; costs no evaluation."""
+        self._finish(number, TrialState.PRUNED, None, INVALID)
 
     def trials_by_number(self) -> dict[int, TrialRecord]:
         return {t.number: t for t in self.trials()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from kernelwright.errors import ConfigError
 from kernelwright.tools.tune.base import SpaceExhaustedError
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ def run_tuning(
     Args:
         tuner: any ask/tell tuner.
         evaluate: the harness, ``evaluate(candidate) -> EvalResult``.
-        make_candidate: turns a parameter set into a candidate (e.g. renders a template).
+        make_candidate: turns a parameter set into a candidate (e.g. ``template.candidate``);
+            a ``ConfigError`` (a template rule rejects the combination) prunes the trial.
         budget: maximum number of evaluations.
     """
     while tuner.n_evaluations < budget and not tuner.exhausted:
@@ -37,7 +39,13 @@ def run_tuning(
             number, params = tuner.ask()
         except SpaceExhaustedError:
             break
-        result = evaluate(make_candidate(params))
+        try:
+            candidate = make_candidate(params)
+        except ConfigError as e:  # a cross-parameter rule of the template (tile % reg != 0)
+            logger.info("trial %d %s rejected: %s", number, params, e)
+            tuner.reject(number)
+            continue
+        result = evaluate(candidate)
         record = tuner.tell(number, result)
         logger.info("trial %d %s -> %s %s", number, params, record.state, record.value)
     return tuner.best()

@@ -173,3 +173,20 @@ def test_run_tuning_spends_the_budget_through_evaluate(table):
     best = run_tuning(t, evaluate, lambda p: Candidate(source="x", params=dict(p)), budget=25)
     assert len(calls) == 25 == t.n_evaluations
     assert best[1] == max(table.result(p).speedup or 0 for p in calls)
+
+
+def test_run_tuning_prunes_parameter_sets_the_template_rejects(table):
+    from kernelwright.errors import ConfigError
+
+    def make(p):
+        if p["tile"] % 2:
+            raise ConfigError("tile must be even")
+        return Candidate(source="x", params=dict(p))
+
+    t = RandomSearch(table.space(), seed=0)
+    run_tuning(t, lambda c: table.result(c.params), make, budget=10)
+    rejected = [r for r in t.trials() if r.attrs.get("outcome") == "invalid_params"]
+    assert rejected and all(r.state is TrialState.PRUNED for r in rejected)
+    assert t.n_evaluations == 10 and all(
+        r.params["tile"] % 2 == 0 for r in t.trials() if r.evaluated
+    )
