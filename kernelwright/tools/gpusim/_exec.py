@@ -9,6 +9,7 @@ import numpy as np
 
 from kernelwright.errors import LaunchError
 from kernelwright.tools.gpusim._alu import build_alu, round_to
+from kernelwright.tools.gpusim._extra_ops import cp_async, cvt_bf16, dp, shf
 from kernelwright.tools.gpusim._mem_ops import build_memory
 from kernelwright.tools.gpusim._memory import LOCAL_WINDOW, SHARED_WINDOW
 from kernelwright.tools.gpusim._operands import fetcher, mov_vector, reg_names, writer
@@ -89,6 +90,13 @@ def _fill(kernel: Kernel, op: Op) -> None:
             raise ValueError("bar.red is not supported")
     elif b in _NOPS:
         op.kind = "nop"
+    elif b == "cp" and "async" in ins.mods:
+        if any(m in ins.mods for m in ("commit_group", "wait_group", "wait_all")):
+            op.kind = "nop"
+        elif "bulk" in ins.mods:
+            raise ValueError("cp.async.bulk (TMA) is not supported")
+        else:
+            op.run, op.width, op.space = cp_async(ins), 0, "shared"
     elif b in ("ld", "ldu", "st", "atom", "red", "cvta"):
         op.run, op.width, op.space = build_memory(ins, kernel)
     elif b in ("shfl", "vote", "activemask", "redux"):
@@ -113,6 +121,11 @@ def _build_compute(ins: Instruction, kernel: Kernel) -> Callable:
     if b == "slct":
         t, c = dtype_of(ins.types[0]), dtype_of(ins.types[1])
         return _simple(ins, lambda x, y, z: np.where(z >= 0, x, y), [t, t, c])
+    if b in ("shf", "dp4a", "dp2a"):
+        fn, types = (shf if b == "shf" else dp)(ins)
+        return _simple(ins, fn, types)
+    if b == "prmt" and len(ins.mods):
+        raise ValueError(f"prmt mode .{ins.mods[0]} is not supported")
     if not ins.types:
         raise ValueError(f"'{b}' is not a known instruction")
     dt = dtype_of(ins.types[-1])
@@ -192,8 +205,9 @@ def _cvt(ins: Instruction) -> Callable:
     dst_t, src_t = dtype_of(ins.types[0]), dtype_of(ins.types[1])
     mode = next((m for m in ins.mods if m in _INT_ROUND or m in ("rn", "rz", "rm", "rp")), None)
     sat = "sat" in ins.mods
-    if ins.types[0] == "bf16" or ins.types[1] == "bf16":
-        raise ValueError("bf16 conversions are not supported")
+    if "bf16" in ins.types[:2]:
+        fn, types = cvt_bf16(ins)
+        return _simple(ins, fn, types)
 
     def conv(a):
         if dst_t.kind == "f":

@@ -197,3 +197,24 @@ extern "C" __global__ void generic_ptr(float* g, float* out, int n) {
   p[i] += 1.0f;
   if (i < n) out[i] = p[i];
 }
+
+#include <cuda_bf16.h>
+extern "C" __global__ void misc_ops(const unsigned* a, const unsigned* b, const float* f,
+                                    unsigned* out, __nv_bfloat16* bf, float* fo, int n) {
+  __shared__ float s[64];
+  int i = threadIdx.x;
+  if (i < n) {
+    out[3 * i] = __funnelshift_l(a[i], b[i], i);
+    out[3 * i + 1] = __funnelshift_r(a[i], b[i], i);
+    out[3 * i + 2] = (unsigned)__dp4a((int)a[i], (int)b[i], 7);
+    __nv_bfloat16 h = __float2bfloat16(f[i]);
+    bf[i] = h;
+    fo[i] = __bfloat162float(h) * 2.f;
+  }
+  unsigned saddr = (unsigned)__cvta_generic_to_shared(&s[i]);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(saddr), "l"(f + i));
+  asm volatile("cp.async.commit_group;\n" ::);
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  __syncthreads();
+  fo[64 + i] = s[63 - i];
+}

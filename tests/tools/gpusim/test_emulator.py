@@ -243,3 +243,28 @@ def test_generic_addresses_reach_shared_and_global(emu_ptx):
     i = np.arange(64)
     np.testing.assert_array_equal(out, np.where(i & 1, i + 1.0, i * 10 + 1.0))
     np.testing.assert_array_equal(g[0::2], i[0::2] * 10 + 1.0)  # global written in place
+
+
+def test_funnel_shift_dp4a_bf16_and_cp_async(emu_ptx):
+    import torch
+
+    n = 64
+    a = RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b = RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    f = RNG.standard_normal(n).astype(np.float32)
+    out, fo = np.zeros(3 * n, np.uint32), np.zeros(2 * n, np.float32)
+    bf = torch.zeros(n, dtype=torch.bfloat16)
+    launch(emu_ptx, "misc_ops", (1,), (64,), [a, b, f, out, bf, fo, n])
+    pair = (b.astype(object) << 32) | a.astype(object)
+    sh = np.arange(n) & 31
+    left = [(int(p) << int(s)) >> 32 & 0xFFFFFFFF for p, s in zip(pair, sh, strict=True)]
+    right = [(int(p) >> int(s)) & 0xFFFFFFFF for p, s in zip(pair, sh, strict=True)]
+    np.testing.assert_array_equal(out[0::3], left)
+    np.testing.assert_array_equal(out[1::3], right)
+    dots = (a.view(np.int8).reshape(n, 4).astype(np.int64)
+            * b.view(np.int8).reshape(n, 4).astype(np.int64)).sum(1) + 7  # fmt: skip
+    np.testing.assert_array_equal(out[2::3], dots & 0xFFFFFFFF)
+    ref = torch.from_numpy(f).to(torch.bfloat16)
+    assert torch.equal(bf, ref)
+    np.testing.assert_array_equal(fo[:n], ref.float().numpy() * 2)
+    np.testing.assert_array_equal(fo[n:], f[::-1])  # cp.async filled shared memory
