@@ -111,26 +111,29 @@ class Tuner(ABC):
         """Every trial so far, in number order."""
 
     @abstractmethod
-    def _finish(self, number: int, state: TrialState, value: float | None, outcome: str) -> None:
-        """Record the outcome of trial ``number``."""
+    def _finish(self, number: int, state: TrialState, value: float | None, attrs: dict) -> None:
+        """Record the outcome of trial ``number``; ``attrs`` holds at least ``outcome``."""
 
     def tell(self, number: int, result: EvalResult) -> TrialRecord:
         """Record the evaluation of trial ``number`` and return the resulting record."""
         state, value = score(result, self.incorrect)
-        self._finish(number, state, value, result.level.name.lower())
+        attrs: dict[str, object] = {"outcome": result.level.name.lower()}
+        if result.correct and result.timing is not None:
+            attrs["candidate_s"] = result.timing.candidate_median_s
+        self._finish(number, state, value, attrs)
         return self.trials_by_number()[number]
 
     def tell_value(self, number: int, value: float | None, state: TrialState) -> None:
         """Record an outcome directly (recorded tables, tests): speedup or None."""
-        self._finish(number, state, value, state.value)
+        self._finish(number, state, value, {"outcome": state.value})
 
     def prune(self, number: int) -> None:
-        """Stop trial ``number`` early (see :func:`should_prune`)."""
-        self._finish(number, TrialState.PRUNED, None, "early_stop")
+        """Stop trial ``number`` early, e.g. when ``should_prune(first, self.best_time_s)``."""
+        self._finish(number, TrialState.PRUNED, None, {"outcome": "early_stop"})
 
     def reject(self, number: int) -> None:
         """Drop trial ``number`` whose parameters the template refuses; costs no evaluation."""
-        self._finish(number, TrialState.PRUNED, None, INVALID)
+        self._finish(number, TrialState.PRUNED, None, {"outcome": INVALID})
 
     def trials_by_number(self) -> dict[int, TrialRecord]:
         return {t.number: t for t in self.trials()}
@@ -140,6 +143,12 @@ class Tuner(ABC):
         done = [t for t in self.trials() if t.state is TrialState.COMPLETE and t.value is not None]
         top = max(done, key=lambda t: t.value, default=None)  # type: ignore[arg-type,return-value]
         return (dict(top.params), float(top.value)) if top else None  # type: ignore[arg-type]
+
+    @property
+    def best_time_s(self) -> float | None:
+        """Fastest median time of a correct candidate so far (for :func:`should_prune`)."""
+        times = [t.attrs["candidate_s"] for t in self.trials() if "candidate_s" in t.attrs]
+        return min(times, default=None)  # type: ignore[type-var]
 
     @property
     def exhausted(self) -> bool:

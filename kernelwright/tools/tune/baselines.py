@@ -64,11 +64,11 @@ class _MemoryTuner(Tuner):
     def trials(self) -> list[TrialRecord]:
         return [self._records[n] for n in sorted(self._records)]
 
-    def _finish(self, number: int, state: TrialState, value: float | None, outcome: str) -> None:
+    def _finish(self, number: int, state: TrialState, value: float | None, attrs: dict) -> None:
         old = self._records[number]
         if old.state is not TrialState.RUNNING:
             raise ValueError(f"trial {number} was already told ({old.state}): tell it once")
-        self._records[number] = TrialRecord(number, old.params, state, value, {"outcome": outcome})
+        self._records[number] = TrialRecord(number, old.params, state, value, dict(attrs))
 
 
 class GridSearch(_MemoryTuner):

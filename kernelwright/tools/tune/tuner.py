@@ -193,13 +193,14 @@ class OptunaTuner(Tuner):
     def enqueue(self, params: Mapping[str, Scalar]) -> None:
         self.study.enqueue_trial(self.space.validate(params), skip_if_exists=True)
 
-    def _finish(self, number: int, state: TrialState, value: float | None, outcome: str) -> None:
+    def _finish(self, number: int, state: TrialState, value: float | None, attrs: dict) -> None:
         trial = self._running.pop(number, None)
         if trial is None:
             raise ValueError(
                 f"trial {number} is not running in this tuner: tell only numbers from ask()"
             )
-        trial.set_user_attr("outcome", outcome)
+        for key, val in attrs.items():
+            trial.set_user_attr(key, val)
         self._tell_optuna(trial, state, value)
         record = self.trials_by_number()[number]
         self._seen[params_key(record.params)] = record

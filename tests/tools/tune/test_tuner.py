@@ -93,11 +93,21 @@ def test_optuna_tell_records_states_and_best(table):
         t.tell(0, result(Level.CORRECT, 2.0))
 
 
-def test_prune_hook_marks_the_trial(table):
-    t = OptunaTuner(table.space(), seed=0)
+@pytest.mark.parametrize("make", [lambda s: OptunaTuner(s, seed=0), GridSearch])
+def test_prune_hook_uses_the_best_time_so_far(table, make):
+    t = make(table.space())
+    assert t.best_time_s is None
+    n, p = t.ask()
+    while not table.result(p).correct:
+        t.tell(n, table.result(p))
+        n, p = t.ask()
+    t.tell(n, table.result(p))
+    best = table.result(p).timing.candidate_median_s
+    assert t.best_time_s == best
     n, _ = t.ask()
+    assert should_prune(3.5 * best, t.best_time_s) and not should_prune(1.1 * best, t.best_time_s)
     t.prune(n)
-    assert t.trials()[0].state is TrialState.PRUNED
+    assert t.trials_by_number()[n].state is TrialState.PRUNED
 
 
 def test_dedupe_answers_repeats_from_history_without_evaluating():
