@@ -65,7 +65,8 @@ def compile_instruction(kernel: Kernel, index: int, ins: Instruction) -> Op:
 
 
 def _raiser(kernel: Kernel, ins: Instruction, why: str) -> Callable:
-    msg = (f"unsupported PTX instruction '{ins.text}' in kernel {kernel.name} at PTX line "
+    text = " ".join(ins.text.split())
+    msg = (f"unsupported PTX instruction '{text}' in kernel {kernel.name} at PTX line "
            f"{ins.line}: {why}; rewrite the kernel without it or extend "
            "kernelwright/tools/gpusim/_exec.py")  # fmt: skip
 
@@ -90,6 +91,12 @@ def _fill(kernel: Kernel, op: Op) -> None:
             raise ValueError("bar.red is not supported")
     elif b in _NOPS:
         op.kind = "nop"
+    elif b == "call":
+        callee = next((o.name for o in ins.operands if o.kind == "sym" and o.name[0] != "("), "?")
+        if callee != "vprintf":
+            raise ValueError(f"calls to device functions ({callee}) are not supported; "
+                             "inline them (__forceinline__)")  # fmt: skip
+        op.kind = "nop"  # printf output is dropped
     elif b == "cp" and "async" in ins.mods:
         if any(m in ins.mods for m in ("commit_group", "wait_group", "wait_all")):
             op.kind = "nop"

@@ -29,8 +29,8 @@ def build_memory(ins: Instruction, kernel: Kernel) -> tuple[Callable, int, str]:
             return _ld_param(ins, kernel, dt), dt.itemsize, space
         return _load(ins, space, dt, vec), dt.itemsize * vec, space
     if ins.base == "st":
-        if space == "param":
-            raise ValueError("st.param (device function calls) is not supported")
+        if space == "param":  # argument set-up of a call sequence; only vprintf is run (as nop)
+            return (lambda st, sel: None), 0, space
         return _store(ins, space, dt, vec), dt.itemsize * vec, space
     return _atomic(ins, space, dt), dt.itemsize, space
 
@@ -58,6 +58,8 @@ def _ld_param(ins: Instruction, kernel: Kernel, dt: np.dtype) -> Callable:
         raise ValueError("ld.param through a register address is not supported")
     put = writer(dst)
     name, offset = src.name, src.offset
+    if name not in {p.name for p in kernel.params}:  # a call's return value (vprintf: 0)
+        return lambda st, sel: put(st, sel, dt.type(0))
     return lambda st, sel: put(st, sel, st.param(name, offset, dt))
 
 

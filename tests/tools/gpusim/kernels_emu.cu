@@ -218,3 +218,10 @@ extern "C" __global__ void misc_ops(const unsigned* a, const unsigned* b, const 
   __syncthreads();
   fo[64 + i] = s[63 - i];
 }
+
+#include <cstdio>
+extern "C" __global__ void with_printf(float* x, int n) {
+  int i = threadIdx.x;
+  if (i == 0) printf("x0=%f n=%d\n", x[0], n);
+  if (i < n) x[i] *= 2.f;
+}

@@ -268,3 +268,9 @@ def test_funnel_shift_dp4a_bf16_and_cp_async(emu_ptx):
     assert torch.equal(bf, ref)
     np.testing.assert_array_equal(fo[:n], ref.float().numpy() * 2)
     np.testing.assert_array_equal(fo[n:], f[::-1])  # cp.async filled shared memory
+
+
+def test_printf_is_skipped_not_fatal(emu_ptx):
+    x = np.arange(40, dtype=np.float32)
+    launch(emu_ptx, "with_printf", (1,), (64,), [x, 40])
+    np.testing.assert_array_equal(x, np.arange(40) * 2)
