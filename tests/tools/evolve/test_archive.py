@@ -145,3 +145,10 @@ def test_render_grid_shows_cells_elites_and_speedups():
     row = next(line for line in lines if line.startswith("memo=3 comp=2"))
     assert row.split()[2:] == [".", "L4", ".", "."]
     assert MapElitesArchive().render_grid().startswith("archive: 0/64 cells")
+
+
+def test_summary_is_small_and_json_able():
+    s = _populated().summary()
+    assert json.loads(json.dumps(s)) == s
+    assert s["cells"] == 3 and s["island_sizes"] == [1, 2] and s["best"]["speedup"] == 2.5
+    assert MapElitesArchive().summary()["best"] is None

@@ -1,0 +1,107 @@
+"""A full optimisation run with LLM policies against the scripted server and the REAL harness."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from kernelwright.agents.llm import LLMSettings
+from kernelwright.config import Settings
+from kernelwright.errors import KernelwrightError
+from kernelwright.graphs.runner import resume_run, run_state, start_run
+from kernelwright.graphs.store import RunStore
+from kernelwright.testing.scripted_llm import ScriptedLLM, reply, tool_call
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = ROOT / "examples" / "tasks" / "l1_gelu.py"
+NAIVE = (ROOT / "examples" / "candidates" / "l1_gelu_naive_sycl.py").read_text()
+SECRET = "sk-kernelwright-test-secret"
+
+PLAN = tool_call(
+    "PlanReply",
+    {"space": "custom_kernel", "backend": "sycl", "strategy": "one fused pass",
+     "rationale": "elementwise and memory-bound"},
+)
+CRITIQUE = tool_call("CritiqueReply", {"decision": "vary_params", "diagnosis": "keep going"})
+
+
+def _module(source: str):
+    return reply(f"Here is the kernel.\n```python\n{source}\n```\n")
+
+
+def _router(modules: list[str]):
+    """Answer by role: plan and critique tool calls, no prompt edits, then the modules in order."""
+    queue = list(modules)
+
+    def route(body):
+        tools = [t.get("function", {}).get("name") for t in body.get("tools") or []]
+        if "PlanReply" in tools:
+            return PLAN
+        if "CritiqueReply" in tools:
+            return CRITIQUE
+        if "You improve the instructions" in json.dumps(body):
+            return reply("The sections are fine as they are.")
+        return _module(queue.pop(0)) if queue else None
+
+    return route
+
+
+def _dumping_env(source: str, dump: Path) -> str:
+    """The candidate writes its environment to ``dump`` when imported (in the worker)."""
+    spy = (
+        "import os as _os, json as _json\n"
+        f"open({str(dump)!r}, 'w').write(_json.dumps(dict(_os.environ)))\n"
+    )
+    return spy + source
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return Settings(data_dir=tmp_path / "data", budget=3)
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.slow
+def test_llm_run_keeps_the_correct_kernel(settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("KW_TEST_API_KEY", SECRET)
+    dump = tmp_path / "worker_env.json"
+    correct = _dumping_env(NAIVE, dump)
+    wrong = NAIVE.replace("0.5f", "0.45f")
+    assert wrong != NAIVE
+    broken = NAIVE.replace("extern \"C\"", "extern \"C\" this does not compile;")
+    with ScriptedLLM(router=_router([correct, wrong, broken])) as server:
+        llm = LLMSettings(model=server.model, base_url=server.base_url,
+                          api_key_env="KW_TEST_API_KEY", max_retries=1)
+        report = start_run(TASK, settings, run_id="llm-real", llm=llm)
+        requests = list(server.requests)
+    state = run_state("llm-real", settings)
+    levels = sorted(p.level for p in state["profiles"])
+    assert levels == [1, 4, 5], levels  # build failed, value mismatch, correct
+    assert report.correct and report.evaluations == 3
+    best = RunStore(settings.data_dir).load_candidate("llm-real", report.best_candidate)
+    assert "0.45f" not in best.source and "does not compile" not in best.source
+    bodies = [json.dumps(r) for r in requests]
+    coder_bodies = [b for b in bodies if "ModelNew" in b]
+    assert any("float32[256, 4096]" in b for b in coder_bodies)  # the contract
+    assert any("level 4" in b or "value" in b for b in coder_bodies[2:])  # profile feedback
+    env = json.loads(dump.read_text())
+    assert SECRET not in json.dumps(env) and "KW_TEST_API_KEY" not in env
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.slow
+def test_endpoint_down_is_a_clear_error_and_the_run_resumes(settings):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    down = LLMSettings(model="m", base_url=dead, max_retries=0, timeout_s=5)
+    with pytest.raises(KernelwrightError) as err:
+        start_run(TASK, settings.model_copy(update={"budget": 1}), run_id="down", llm=down)
+    assert "127.0.0.1" in str(err.value)
+    with ScriptedLLM(router=_router([NAIVE])) as server:
+        up = LLMSettings(model=server.model, base_url=server.base_url, max_retries=0)
+        report = resume_run("down", settings, llm=up)
+    assert report.evaluations == 1 and report.correct
