@@ -156,6 +156,17 @@ class MapElitesArchive:
     def coverage(self) -> float:
         return len(self.cells()) / self.levels ** len(self.axes)
 
+    def summary(self) -> dict:
+        """Small JSON-able facts for ``kernelwright show --json``."""
+        best = self.best()
+        return {
+            "cells": len(self.cells()),
+            "capacity": self.levels ** len(self.axes),
+            "generation": self.generation,
+            "island_sizes": [len(isl.cells) for isl in self.islands],
+            "best": best.to_dict() if best else None,
+        }
+
     # -- persistence --------------------------------------------------------------------------
     def to_json(self) -> str:
         state = {
