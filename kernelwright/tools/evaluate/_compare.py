@@ -53,18 +53,38 @@ def errors(cand: list[torch.Tensor], ref: list[torch.Tensor], contract: Contract
     ok, max_abs, max_rel, message = True, 0.0, 0.0, None
     for i, (c, r) in enumerate(zip(cand, ref, strict=True)):
         tol = contract.tolerance_for(str(r.dtype))
-        close = torch.allclose(c, r, atol=tol.atol, rtol=tol.rtol, equal_nan=True) \
-            if r.is_floating_point() or r.is_complex() else torch.equal(c, r)
-        diff = (c.double() - r.double()).abs() if r.numel() else torch.zeros(1)
-        abs_err = float(diff.max()) if diff.numel() else 0.0
-        rel = diff / (r.double().abs() + max(tol.atol, 1e-12)) if r.numel() else diff
-        rel_err = float(rel.max()) if rel.numel() else 0.0
+        abs_err, rel_err = _max_errors(c, r, max(tol.atol, 1e-12))
         max_abs, max_rel = _nanmax(max_abs, abs_err), _nanmax(max_rel, rel_err)
-        if not close and ok:
+        if ok and not all_close(c, r, tol.atol, tol.rtol):
             ok = False
             message = (f"output {i} differs from the reference: max abs error {abs_err:.3g}, "
                        f"max rel error {rel_err:.3g} (atol={tol.atol:g}, rtol={tol.rtol:g})")
     return ok, max_abs, max_rel, message
+
+
+def all_close(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> bool:
+    """``torch.allclose(c, r, atol, rtol, equal_nan=True)`` semantics, ~10x faster on CPU;
+    exact equality for non-floating outputs."""
+    if not (r.is_floating_point() or r.is_complex()):
+        return torch.equal(c, r)
+    if not r.numel():
+        return True
+    diff = (c - r).abs()
+    within = diff <= atol + rtol * r.abs().nan_to_num(nan=0.0, posinf=0.0)  # inf never "near"
+    if bool(within.all()):
+        return True
+    same = (c == r) | (c.isnan() & r.isnan())  # infinities and NaNs in the same places
+    return bool((within | same).all())
+
+
+def _max_errors(c: torch.Tensor, r: torch.Tensor, atol: float) -> tuple[float, float]:
+    if not r.numel():
+        return 0.0, 0.0
+    if not (r.is_floating_point() or r.is_complex()):
+        c, r = c.double(), r.double()  # integer differences must not wrap around
+    diff = (c - r).abs()
+    rel = diff / (r.abs() + atol)
+    return float(diff.max()), float(rel.max())
 
 
 def _nanmax(a: float, b: float) -> float:

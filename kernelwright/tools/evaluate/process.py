@@ -38,6 +38,7 @@ class WorkerProcess:
 
     def __init__(self, task: Task, contract: Contract, settings: Settings) -> None:
         self.task = task
+        self.memory_mb: dict[str, int] = {}  # VmPeak / VmHWM after the last request
         started = time.monotonic()
         child_in, self._w = os.pipe()
         self._r, child_out = os.pipe()
@@ -61,7 +62,6 @@ class WorkerProcess:
         if "fatal" in reply:
             self.close()
             raise WorkerError(f"the worker could not load task {task.name}: {reply['fatal']}")
-        self.memory_mb: dict[str, int] = reply.get("memory_mb", {})
         self.start_s = time.monotonic() - started
 
     @staticmethod
@@ -97,6 +97,7 @@ class WorkerProcess:
             except _protocol.ChannelClosed as exc:
                 raise WorkerFailed(self._crash_text(log_start)) from exc
             if "phase" not in reply:
+                self.memory_mb = reply.get("memory_mb", self.memory_mb)
                 return reply
             if on_phase is not None:
                 on_phase(reply["phase"])

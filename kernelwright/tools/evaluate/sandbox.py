@@ -36,6 +36,11 @@ def worker_env(settings: Settings, base: dict[str, str] | None = None) -> dict[s
     env.update(_runtime_env(settings))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
+    # Backends in the worker build with the caller's settings, not the worker's defaults.
+    env["KERNELWRIGHT_CACHE_DIR"] = str(settings.cache_dir)
+    env["KERNELWRIGHT_CUDA_ARCH"] = settings.cuda_arch
+    # Idle OpenMP threads sleep instead of spinning against the SYCL runtime's TBB workers.
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if settings.worker_threads:
         env["OMP_NUM_THREADS"] = str(settings.worker_threads)
     return env

@@ -54,3 +54,15 @@ def test_speedup_bounds_come_from_quartiles():
     t = summarise([1.0, 2.0, 3.0, 4.0, 5.0], [1.0, 1.0, 1.0, 1.0, 1.0])
     assert t.speedup == 3.0 and t.speedup_low == 2.0 and t.speedup_high == 4.0
     assert math.isclose(t.reference_iqr_s, 2.0)
+
+
+def test_all_close_matches_torch_allclose():
+    from kernelwright.tools.evaluate._compare import all_close
+
+    nan, inf = float("nan"), float("inf")
+    r = torch.tensor([1.0, nan, inf, -inf, 0.0])
+    cases = [r.clone(), torch.tensor([1.0 + 2e-4, nan, inf, -inf, 0.0]),
+             torch.tensor([1.0, 0.0, inf, -inf, 0.0]), torch.tensor([1.0, nan, -inf, -inf, 0.0]),
+             torch.tensor([1.00005, nan, inf, -inf, 5e-5])]
+    for c in cases:
+        assert all_close(c, r, 1e-4, 1e-4) == torch.allclose(c, r, 1e-4, 1e-4, equal_nan=True)
