@@ -18,7 +18,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -70,8 +70,14 @@ class ScriptedLLM:
         headers: the matching request headers (names in lower case).
     """
 
-    def __init__(self, script: Iterable[ScriptedReply] = (), model: str = MODEL) -> None:
+    def __init__(
+        self,
+        script: Iterable[ScriptedReply] = (),
+        model: str = MODEL,
+        router: Callable[[dict[str, Any]], ScriptedReply | None] | None = None,
+    ) -> None:
         self.model = model
+        self.router = router  # answers a request from its body; None falls back to the script
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._script: deque[ScriptedReply] = deque(script)
@@ -113,6 +119,9 @@ class ScriptedLLM:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            routed = self.router(body) if self.router is not None else None
+            if routed is not None:
+                return routed
             if self._script:
                 return self._script.popleft()
         return error(500, "the scripted LLM has no replies left")

@@ -79,7 +79,8 @@ def test_llm_run_keeps_the_correct_kernel(settings, tmp_path, monkeypatch):
         requests = list(server.requests)
     state = run_state("llm-real", settings)
     levels = sorted(p.level for p in state["profiles"])
-    assert levels == [1, 4, 5], levels  # build failed, value mismatch, correct
+    logged = RunStore(settings.data_dir).evaluations("llm-real")
+    assert levels == [1, 4, 5], (levels, logged, state["round_sizes"])  # build, value, ok
     assert report.correct and report.evaluations == 3
     best = RunStore(settings.data_dir).load_candidate("llm-real", report.best_candidate)
     assert "0.45f" not in best.source and "does not compile" not in best.source
