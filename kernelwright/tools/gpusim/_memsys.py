@@ -7,6 +7,7 @@ with a 4-bit sector mask.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from itertools import chain
 
 import numpy as np
@@ -23,13 +24,14 @@ NUM_BANKS = 32
 class SectorCache:
     """A set-associative, LRU, sectored cache of 128-byte lines (4 x 32-byte sectors).
 
-    Each set is a dict ``line -> valid | dirty << 4`` kept in LRU order (insertion order).
+    Each set is a dict ``line -> valid | dirty << 4`` kept in LRU order (insertion order); sets
+    are created when first touched, so a 50 MB L2 costs nothing for a small kernel.
     """
 
     def __init__(self, size_bytes: int, assoc: int, line_bytes: int = 128) -> None:
         self.assoc = max(1, assoc)
         self.num_sets = max(1, size_bytes // (line_bytes * self.assoc))
-        self.sets: list[dict[int, int]] = [{} for _ in range(self.num_sets)]
+        self.sets: defaultdict[int, dict[int, int]] = defaultdict(dict)  # created when touched
         self.evicted_dirty = 0  # dirty sectors evicted by the last access
 
     def __repr__(self) -> str:

@@ -301,4 +301,4 @@ class Engine:
 
     def dirty_bytes(self) -> int:
         """Bytes still dirty in L2 at the end (written back after the kernel)."""
-        return sum(32 * (v >> 4).bit_count() for s in self.l2.sets for v in s.values())
+        return sum(32 * (v >> 4).bit_count() for s in self.l2.sets.values() for v in s.values())

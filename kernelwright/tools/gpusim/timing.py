@@ -78,7 +78,7 @@ class KernelTiming(BaseModel):
     l1_hit_rate: float | None
     l2_hit_rate: float | None
     dram_read_bytes: int
-    dram_write_bytes: int
+    dram_write_bytes: int  # evictions, plus lines still dirty at the end (not charged to cycles)
     global_load_sectors: int
     global_store_sectors: int
     shared_wavefronts: int
