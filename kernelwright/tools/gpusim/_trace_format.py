@@ -13,7 +13,8 @@ Address modes (only when ``mem_width > 0``):
   active lane's address.
 
 The tracer writes mode 1 when it is valid and mode 2 otherwise; mode 0 only when compression
-is switched off.
+is switched off. The writer here picks the shortest valid text: mode 1 when valid, else mode 2,
+unless scattered addresses make the decimal deltas longer than the hex list (then mode 0).
 """
 
 from __future__ import annotations
@@ -62,7 +63,11 @@ def compress_addresses(mask: int, addresses: tuple[int, ...], compress: bool = T
         if all(b - a == stride for a, b in zip(addresses, addresses[1:], strict=False)):
             return f"1 0x{addresses[0]:x} {stride}"
     deltas = " ".join(str(b - a) for a, b in zip(addresses, addresses[1:], strict=False))
-    return f"2 0x{addresses[0]:x} {deltas}".rstrip()
+    mode2 = f"2 0x{addresses[0]:x} {deltas}".rstrip()
+    if len(deltas) < 3 * (len(addresses) - 1):  # under 2 digits a delta: mode 0 cannot win
+        return mode2
+    mode0 = "0 " + " ".join(f"0x{a:x}" for a in addresses)
+    return mode0 if len(mode0) < len(mode2) else mode2
 
 
 def _is_contiguous(mask: int) -> bool:

@@ -137,6 +137,8 @@ def test_compression_follows_the_tracer():
     assert compress_addresses(0b1000, (256,)) == "2 0x100"  # a single lane
     assert compress_addresses(0b111, (0, 16, 48)) == "2 0x0 16 32"
     assert compress_addresses(0b111, (0, 16, 48), compress=False) == "0 0x0 0x10 0x30"
+    scattered = (0x7F0000000000, 0x10, 0x7F0000000000)  # deltas longer than the addresses
+    assert compress_addresses(0b111, scattered).startswith("0 ")
 
 
 def test_sampling_bounds_the_trace_and_records_it(tmp_path: Path):
