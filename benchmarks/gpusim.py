@@ -184,9 +184,9 @@ def main() -> None:
     rows = model_rows(ks, args.repeats) + trace_rows(ks, args.repeats)
     rows += workload_rows() + emulator_rows()
     width = max(len(r[0]) for r in rows)
-    print(f"{'metric'.ljust(width)}  {'value':>12}  unit")
+    print(f"{'metric'.ljust(width)}  {'value':>14}  unit")
     for name, value, unit in rows:
-        print(f"{name.ljust(width)}  {value:>12,.1f}  {unit}")
+        print(f"{name.ljust(width)}  {value:>14,.2f}  {unit}")
 
 
 if __name__ == "__main__":
