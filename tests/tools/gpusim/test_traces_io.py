@@ -181,3 +181,15 @@ def test_real_fixture_traces_simulate():
     assert grouped[0].cycles == raw[0].cycles > grouped[0].occupancy.ctas_per_sm
     assert grouped[0].global_load_sectors == 4 * 2 * 16  # two 512-byte LDG.128 per warp
     assert grouped[1].cycles > 0
+
+
+def test_old_traceg_lines_keep_their_block_and_warp_prefix(tmp_path: Path):
+    header = (FIXTURES / "v5_grouped" / "kernel-1.traceg").read_text().split("#BEGIN_TB")[0]
+    body = ("#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n"
+            "0 0 0 0 0040 ffffffff 0 ISETP.GE.U32.AND 1 R2 0\n"
+            "0 0 0 0 00a0 ffffffff 1 R12 LDG.E.128.SYS 1 R2 16 1 0x7f580face400 16\n#END_TB\n")
+    path = tmp_path / "kernel-1.traceg"
+    path.write_text(header.replace("tracer version = 5", "tracer version = 2") + body)
+    (warp,) = TraceKernelFile(path).warps()
+    isetp, ldg = warp.instructions
+    assert isetp.pc == 0x40 and isetp.immediate == 0 and ldg.addresses[1] == 0x7F580FACE410
