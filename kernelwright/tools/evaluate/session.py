@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[dict[str, Any]], None]
 RECHECK_SEED = 2_000_003
+MIN_SEEDS = 3  # "correct" always means at least three seeds per variant
 RESTART_FLAGS = {Flag.TIMER_TAMPERING, Flag.THREAD_INJECTION}
 
 
@@ -76,7 +77,8 @@ class WorkerSession:
         return self._result(verdict, timing, stats, observations)
 
     def _verifier(self, settings: Settings) -> Verifier:
-        return Verifier(self.task, self.contract, settings.seeds, synchronizer(), self.threads)
+        seeds = max(settings.seeds, MIN_SEEDS)
+        return Verifier(self.task, self.contract, seeds, synchronizer(), self.threads)
 
     def _verify(self, verifier: Verifier, cls: type, prior: Verdict) -> Verdict:
         verifier.sync = synchronizer()  # backends the constructor loaded

@@ -66,3 +66,19 @@ def test_all_close_matches_torch_allclose():
              torch.tensor([1.00005, nan, inf, -inf, 5e-5])]
     for c in cases:
         assert all_close(c, r, 1e-4, 1e-4) == torch.allclose(c, r, 1e-4, 1e-4, equal_nan=True)
+
+
+def test_timed_inputs_never_repeat_values():
+    from kw_eval_helpers import task
+
+    from kernelwright.spec import derive_contract
+    from kernelwright.tools.evaluate.timing import input_stream
+
+    t = task("gelu")
+    stream = input_stream(t.load_module(), derive_contract(t).nominal, 0)
+    seen = set()
+    for _ in range(40):  # beyond one pool's reuses
+        x = next(stream)[0]
+        key = (float(x[0, 0]), float(x[-1, -1]))
+        assert key not in seen
+        seen.add(key)
