@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-SQRT_2_OVER_PI = "0.7978845608028654f"
+TWO_SQRT_2_OVER_PI = "-1.5957691216057308f"  # -2 * sqrt(2 / pi)
 INV_SQRT_2 = "0.7071067811865476f"
 
 
 def _op(op: str, m: str, v: str, col: str, idx: str) -> str:
     table = {
-        "gelu_tanh": f"{v} = 0.5f * {v} * (1.0f + {m}tanh({SQRT_2_OVER_PI} * "
+        # 0.5 * (1 + tanh(u)) == 1 / (1 + exp(-2u)): one exp instead of a tanh
+        "gelu_tanh": f"{v} = {v} / (1.0f + {m}exp({TWO_SQRT_2_OVER_PI} * "
                      f"({v} + 0.044715f * {v} * {v} * {v})));",
         "gelu_erf": f"{v} = 0.5f * {v} * (1.0f + {m}erf({v} * {INV_SQRT_2}));",
         "silu": f"{v} = {v} / (1.0f + {m}exp(-{v}));",

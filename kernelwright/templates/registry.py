@@ -22,6 +22,9 @@ _REDUCTION = Param("reduction", ("group", "tree"), "group",
 def _block_rows_divides_tile(p: Mapping[str, ParamValue]) -> str | None:
     if p["block_rows"] > p["tile"] or p["tile"] % p["block_rows"]:
         return f"block_rows={p['block_rows']} must divide tile={p['tile']}; lower block_rows"
+    if p["tile"] * p["tile"] // p["block_rows"] > 1024:
+        return (f"tile={p['tile']} with block_rows={p['block_rows']} makes a work-group of more "
+                "than 1024 work-items; raise block_rows")
     return None
 
 
@@ -69,8 +72,8 @@ _SYCL = (
         file="sycl/row_reduce.py.j2",
         description="last-dim reduction, one work-group per row, tree or group combine",
         params=(
-            Param("wg_size", _POW2, 64, "work-group size (work-items per row)"),
-            Param("accumulators", (1, 2, 4, 8), 4, "independent partial sums per work-item"),
+            Param("wg_size", _POW2, 16, "work-group size (work-items per row)"),
+            Param("accumulators", (1, 2, 4, 8), 1, "independent partial sums per work-item"),
             _REDUCTION,
         ),
     ),
@@ -79,8 +82,8 @@ _SYCL = (
         file="sycl/transpose.py.j2",
         description="transpose through a padded local-memory tile",
         params=(
-            Param("tile", (8, 16, 32, 64), 32, "tile edge (work-items along a row)"),
-            Param("block_rows", (1, 2, 4, 8, 16), 4, "tile rows copied per work-item"),
+            Param("tile", (8, 16, 32, 64), 16, "tile edge (work-items along a row)"),
+            Param("block_rows", (1, 2, 4, 8, 16), 1, "tile rows copied per work-item"),
             Param("pad", (0, 1), 1, "local-memory padding per tile row"),
         ),
         rules=(_block_rows_divides_tile,),
@@ -89,8 +92,8 @@ _SYCL = (
         name="sycl.gemm_tiled", operator_class="gemm", backend="sycl", file="sycl/gemm.py.j2",
         description="work-group tiled, register-blocked GEMM with a fused epilogue",
         params=(
-            Param("tile_m", (8, 16, 32, 64, 128), 32, "rows of C per work-group"),
-            Param("tile_n", (8, 16, 32, 64, 128), 32, "columns of C per work-group"),
+            Param("tile_m", (8, 16, 32, 64, 128), 64, "rows of C per work-group"),
+            Param("tile_n", (8, 16, 32, 64, 128), 64, "columns of C per work-group"),
             Param("tile_k", (4, 8, 16, 32), 16, "depth of a local-memory tile (unroll if none)"),
             Param("reg_m", (1, 2, 4, 8), 2, "rows of the register block per work-item"),
             Param("reg_n", (1, 2, 4, 8), 2, "columns of the register block per work-item"),

@@ -1,0 +1,78 @@
+"""Speedup over PyTorch eager of the naive candidates and the default templates, per task.
+
+Usage:
+    OMP_WAIT_POLICY=PASSIVE .venv/bin/python examples/bench_templates.py [--harness] [task ...]
+
+In-process by default (``quickcheck.time_pair``: interleaved, median of 30). ``--harness`` goes
+through ``kernelwright.tools.evaluate.evaluate`` instead (sandboxed worker, slower). Prints one
+line per (task, implementation): correctness and speedup (reference time / candidate time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+if os.environ.get("OMP_WAIT_POLICY", "").upper() != "PASSIVE":  # must be set before torch loads
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import quickcheck as qc  # noqa: E402
+from template_specs import SPECS  # noqa: E402
+
+from kernelwright.templates import templates_for  # noqa: E402
+
+
+def sources(task: str) -> dict[str, str]:
+    """Implementation name -> candidate source: the naive one and each default template."""
+    out = {"naive": (qc.ROOT / "candidates" / f"{task}_naive_sycl.py").read_text()}
+    for t in templates_for(SPECS[task].operator_class):
+        out[t.name] = t.render(None, SPECS[task])
+    return out
+
+
+def in_process(task: str, source: str) -> str:
+    result = qc.check(task, source)
+    if not result.correct:
+        return f"WRONG {result.failures[:1]}"
+    ref, new = qc.time_pair(task, source)
+    return f"ref {ref:7.3f} ms  cand {new:7.3f} ms  speedup {ref / new:5.2f}x"
+
+
+def harness(task: str, source: str, pool) -> str:
+    from kernelwright.spec import Candidate, guess_backend
+    from kernelwright.tools.evaluate import evaluate
+
+    cand = Candidate(source=source, backend=guess_backend(source))
+    r = evaluate(qc.task_path(task), cand, pool=pool)
+    if not r.correct:
+        return f"level {r.level} {str(r.error)[:80]}"
+    return f"speedup {r.speedup:5.2f}x  [{r.speedup_low:.2f}, {r.speedup_high:.2f}]"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tasks", nargs="*", default=qc.TASKS)
+    parser.add_argument("--harness", action="store_true")
+    args = parser.parse_args()
+    pool = None
+    if args.harness:
+        from kernelwright.tools.evaluate import WorkerPool
+
+        pool = WorkerPool()
+    try:
+        for task in args.tasks:
+            for name, source in sources(task).items():
+                line = harness(task, source, pool) if pool else in_process(task, source)
+                print(f"{task:26s} {name:24s} {line}", flush=True)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+if __name__ == "__main__":
+    main()
