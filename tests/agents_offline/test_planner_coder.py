@@ -118,6 +118,9 @@ def test_critic_rules():
     )
     decision = critic.decide(plan, _history([at_roof], None, [1]), 0)
     assert decision.action == Action.STOP and "roofline" in decision.reason
+    above = at_roof.model_copy(update={"roofline": Roofline(bound="memory", bound_time_s=1,
+                                                            fraction=1.4)})
+    assert critic.decide(plan, _history([above], None, [1]), 0).action != Action.STOP
     worse = [good] + [
         Profile(candidate_id=f"w{i}", correct=True, level=5, speedup=1.0, template="template:x")
         for i in range(2)
