@@ -15,8 +15,8 @@ class RuleCritic:
     Rules, first match wins: budget or time spent -> stop; best at >= 90 % of its roofline
     bound -> stop (not above 105 %: that means the machine's peaks were measured low, so the
     fraction proves nothing); the coder ran out of ideas -> stop; the round improved the best ->
-    vary parameters around it; ``patience`` rounds without improvement -> switch template (then hand over to the
-    search hook once every template was tried); otherwise vary parameters.
+    vary parameters around it; ``patience`` rounds without improvement -> switch template (then
+    hand over to the search hook once every template was tried); otherwise vary parameters.
 
     Example:
         >>> RuleCritic(patience=2)
