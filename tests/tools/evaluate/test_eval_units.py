@@ -82,3 +82,12 @@ def test_timed_inputs_never_repeat_values():
         key = (float(x[0, 0]), float(x[-1, -1]))
         assert key not in seen
         seen.add(key)
+
+
+def test_timing_stops_early_when_one_side_is_much_slower():
+    from kernelwright.tools.evaluate.timing import _enough
+
+    assert not _enough([0.1, 0.1], [0.1, 0.1], 0.1)  # fewer than 3 rounds
+    assert _enough([0.05] * 3, [0.05] * 3, 0.1)  # both sides reached min_time
+    assert not _enough([0.001] * 9, [0.2] * 9, 0.1)  # slow side, too few rounds for stats
+    assert _enough([0.001] * 10, [0.05] * 10, 0.1)  # slow side spent 5x min_time
