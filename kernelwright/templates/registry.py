@@ -15,6 +15,8 @@ _POW2 = (16, 32, 64, 128, 256, 512, 1024)
 _FAST = Param("fast_math", (False, True), False,
               "-ffast-math (vectorised exp/tanh/erf from libmvec) with inf/nan kept")
 _CHUNK = Param("chunk", (1, 4, 16, 64), 16, "rows per OpenMP scheduling chunk")
+_RPG = Param("rows_per_group", (1, 2, 4, 8, 16, 32), 1,
+             "rows a work-group handles one after another (fewer, longer work-groups)")
 _REDUCTION = Param("reduction", ("group", "tree"), "group",
                    "reduce_over_group or a local-memory tree")
 
@@ -60,6 +62,7 @@ _SYCL = (
         description="softmax/layernorm/rmsnorm, one work-group per row, work-group reductions",
         params=(
             Param("wg_size", _POW2, 16, "work-group size (work-items per row)"),
+            _RPG,
             _REDUCTION,
             Param("online", (False, True), False,
                   "single-pass statistics (online softmax / sum and sum of squares)"),
@@ -74,6 +77,7 @@ _SYCL = (
         params=(
             Param("wg_size", _POW2, 16, "work-group size (work-items per row)"),
             Param("accumulators", (1, 2, 4, 8), 1, "independent partial sums per work-item"),
+            _RPG,
             _REDUCTION,
         ),
     ),
