@@ -94,7 +94,7 @@ def build_model(cls: type, task: ModuleType, seed: int, where: str) -> torch.nn.
     torch.manual_seed(seed)
     try:
         model = cls(*init_inputs_for(task))
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise classify(exc, f"constructing {where}") from exc
     if isinstance(model, torch.nn.Module):
         model.eval()

@@ -162,7 +162,7 @@ class Verifier:
             with torch.no_grad(), PoisonMode(kind) as mode:
                 value = model(*args)
             self.sync()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() must not end the worker
             raise Rejected(Level.RUNTIME_ERROR, error_text(exc, "ModelNew.forward")) from exc
         verdict.ops |= mode.ops
         self._effects(args, inputs, mode)

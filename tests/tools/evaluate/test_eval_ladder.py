@@ -77,3 +77,11 @@ def test_evaluate_without_pool_accepts_paths_and_source(settings):
     r = evaluate(FIXTURES / "tasks/gelu.py", source, settings=settings)
     assert r.correct and r.backend == "torch" and r.phases_s["worker_start"] > 0
     assert Flag.SUSPICIOUS_SPEEDUP not in r.flags
+
+
+def test_sys_exit_in_forward_is_a_runtime_error_without_restart(run, pool):
+    starts = pool.starts
+    r = run("gelu", "candidates/exits_in_forward")
+    assert r.level == Level.RUNTIME_ERROR and "SystemExit" in r.error
+    assert run("gelu", "candidates/gelu_torch").correct
+    assert pool.starts == starts
