@@ -30,35 +30,28 @@ def _cli(*args: str) -> subprocess.Popen:
 @pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume(tmp_path):
     store, run_id = tmp_path / "store", "kill-resume"
+    start = ("optimize", str(TASK), "--budget", str(BUDGET), "--run-id", run_id)
+    start += ("--store", str(store), "--json")
     rng = random.Random(20261202)
-    proc = _cli(
-        "optimize",
-        str(TASK),
-        "--budget",
-        str(BUDGET),
-        "--run-id",
-        run_id,
-        "--store",
-        str(store),
-        "--json",
-    )
+    proc = _cli(*start)
     kills, moments = 0, []
     while kills < KILLS:
         delay = rng.uniform(2.0, 9.0)
         try:
             proc.wait(timeout=delay)
+            break  # finished before all kills: the assertion below reports it
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             kills += 1
-            done = _logged(store, run_id)
-            moments.append((round(delay, 1), len(done)))
-            proc = _cli("resume", run_id, "--store", str(store), "--json")
-            continue
-        break  # finished before all kills: the assertion below reports it
+            moments.append((round(delay, 1), len(_logged(store, run_id))))
+            created = (store / "runs" / run_id / "meta.json").exists()
+            # Killed before the run existed: the user simply starts it again.
+            again = ("resume", run_id, "--store", str(store), "--json") if created else start
+            proc = _cli(*again)
     out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, f"exited {proc.returncode} after {kills} kills: {err[-3000:]}"
     assert kills == KILLS, f"run finished after only {kills} kills ({moments}); raise the budget"
-    assert proc.returncode == 0, err[-3000:]
     report = json.loads(out.strip().splitlines()[-1])
     logged = _logged(store, run_id)
     assert len(logged) == len(set(logged)), f"an evaluation ran twice: {logged}"
