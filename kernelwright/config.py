@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     memory_limit_mb: int = Field(16384, ge=256, description="worker address-space limit")
     worker_threads: int = Field(0, ge=0, description="0 = all cores")
     isolate_network: bool = True
+    secret_env: list[str] = Field(
+        default_factory=list, description="more env var names never passed to candidate code"
+    )
 
     # Search.
     max_concurrent_evals: int = Field(1, ge=1)

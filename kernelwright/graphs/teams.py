@@ -39,6 +39,10 @@ def offline_team(
     )
     persist = None
     if llm is not None and llm.enabled:
+        # The key's variable may have any name: never let candidate code see it.
+        settings = settings.model_copy(
+            update={"secret_env": [*settings.secret_env, llm.api_key_env]}
+        )
         planner, coder, critic, persist = _llm_policies(
             llm, settings, store, run_id, planner, coder, critic
         )

@@ -72,7 +72,7 @@ def settings(tmp_path):
 @pytest.mark.requires_sycl
 @pytest.mark.slow
 def test_llm_run_keeps_the_correct_kernel(settings, tmp_path, monkeypatch):
-    monkeypatch.setenv("KW_TEST_API_KEY", SECRET)
+    monkeypatch.setenv("KW_TEST_CREDENTIAL", SECRET)  # no *_KEY suffix: scrubbed by name
     dump = tmp_path / "worker_env.json"
     correct = _dumping_env(NAIVE, dump)
     wrong = NAIVE.replace("0.5f", "0.45f")
@@ -80,7 +80,7 @@ def test_llm_run_keeps_the_correct_kernel(settings, tmp_path, monkeypatch):
     broken = NAIVE.replace("extern \"C\"", "extern \"C\" this does not compile;")
     with ScriptedLLM(router=_router([correct, wrong, broken])) as server:
         llm = LLMSettings(model=server.model, base_url=server.base_url,
-                          api_key_env="KW_TEST_API_KEY", max_retries=1)
+                          api_key_env="KW_TEST_CREDENTIAL", max_retries=1)
         report = start_run(TASK, settings, run_id="llm-real", llm=llm)
         requests = list(server.requests)
     state = run_state("llm-real", settings)
@@ -96,7 +96,7 @@ def test_llm_run_keeps_the_correct_kernel(settings, tmp_path, monkeypatch):
     assert any("float32[256, 4096]" in b for b in coder_bodies)  # the contract
     assert any("level 4" in b or "value" in b for b in coder_bodies[2:])  # profile feedback
     env = json.loads(dump.read_text())
-    assert SECRET not in json.dumps(env) and "KW_TEST_API_KEY" not in env
+    assert SECRET not in json.dumps(env) and "KW_TEST_CREDENTIAL" not in env
 
 
 @pytest.mark.requires_sycl

@@ -13,6 +13,7 @@ import re
 import resource
 import subprocess
 import sys
+from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -24,15 +25,17 @@ log = logging.getLogger(__name__)
 SECRET_NAME = re.compile(r"(_KEY|_TOKEN|_SECRET)$|PASSWORD", re.IGNORECASE)
 
 
-def scrub_env(env: dict[str, str]) -> dict[str, str]:
-    """``env`` without variables that look like credentials (``*_KEY``, ``*_TOKEN``, ...)."""
-    return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
+def scrub_env(env: dict[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
+    """``env`` without variables that look like credentials (``*_KEY``, ``*_TOKEN``, ...) and
+    without the ``extra`` names (e.g. the variable an LLM key is read from)."""
+    named = set(extra)
+    return {k: v for k, v in env.items() if not SECRET_NAME.search(k) and k not in named}
 
 
 def worker_env(settings: Settings, base: dict[str, str] | None = None) -> dict[str, str]:
     """The worker's environment: ``base`` (default ``os.environ``) scrubbed, plus the
     variables the kernel runtimes need."""
-    env = scrub_env(dict(os.environ if base is None else base))
+    env = scrub_env(dict(os.environ if base is None else base), settings.secret_env)
     env.update(_runtime_env(settings))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
