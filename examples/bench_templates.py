@@ -51,7 +51,8 @@ def harness(task: str, source: str, pool) -> str:
     r = evaluate(qc.task_path(task), cand, pool=pool)
     if not r.correct:
         return f"level {r.level} {str(r.error)[:80]}"
-    return f"speedup {r.speedup:5.2f}x  [{r.timing.speedup_low:.2f}, {r.timing.speedup_high:.2f}]"
+    low, high = r.timing.speedup_low, r.timing.speedup_high
+    return f"speedup {r.speedup:5.2f}x  [{low:.2f}, {high:.2f}]"
 
 
 def main() -> None:
