@@ -123,6 +123,11 @@ class Backend(ABC):
     def load(self, build: BuildResult) -> KernelModule:
         """Make the kernels of a successful build launchable here."""
 
+    @property
+    def emulated(self) -> bool:
+        """True when kernels run on an emulator, so their timings say nothing about speed."""
+        return False
+
     @abstractmethod
     def synchronize(self) -> None:
         """Wait until all work this backend submitted (every queue/stream) has finished."""

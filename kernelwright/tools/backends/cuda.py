@@ -183,6 +183,10 @@ class CudaBackend(Backend):
         }
         return KernelModule(build, kernels)
 
+    @property
+    def emulated(self) -> bool:
+        return cuda_device() is None
+
     def _runner(self, ptx_path: Path, ptx: str) -> Any:
         if cuda_device() is not None:
             return CupyRunner(str(self._module_file(ptx_path)))

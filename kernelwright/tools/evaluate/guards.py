@@ -109,6 +109,11 @@ def loaded_backends() -> dict[str, Any]:
     return dict(_constructed)
 
 
+def emulated_backends() -> list[str]:
+    """Names of the loaded backends that run kernels on an emulator (no meaningful timing)."""
+    return [name for name, b in loaded_backends().items() if getattr(b, "emulated", False)]
+
+
 def synchronizer() -> Callable[[], None]:
     """One call that waits for every loaded backend's queues/streams (resolved now)."""
     syncs = [b.synchronize for b in loaded_backends().values()]

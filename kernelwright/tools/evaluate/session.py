@@ -19,7 +19,12 @@ import torch
 from kernelwright.config import Settings
 from kernelwright.spec import Contract, import_task_module
 from kernelwright.tools.evaluate._loader import Rejected, forget, import_candidate, kernel_stats
-from kernelwright.tools.evaluate.guards import ClockGuard, ThreadGuard, synchronizer
+from kernelwright.tools.evaluate.guards import (
+    ClockGuard,
+    ThreadGuard,
+    emulated_backends,
+    synchronizer,
+)
 from kernelwright.tools.evaluate.observers import load_observer
 from kernelwright.tools.evaluate.result import Flag, Level
 from kernelwright.tools.evaluate.sandbox import limit_cpu_for_call
@@ -63,7 +68,9 @@ class WorkerSession:
             if not verdict.flags:
                 emit({"phase": "verify"})
                 verdict = self._verify(verifier, module.ModelNew, verdict)
-            if verdict.ok:
+            if verdict.ok and emulated_backends():
+                verdict.flags.add(Flag.EMULATED)  # a verdict only: emulated time means nothing
+            elif verdict.ok:
                 emit({"phase": "time"})
                 timing, observations = self._time(verifier, module.ModelNew, settings,
                                                   request.get("observers", []), verdict)
