@@ -103,6 +103,8 @@ class WorkerPool:
 
 def _add_phases(phases: dict[str, float], marks: list[tuple[str, float]]) -> None:
     """Wall time of each phase the worker announced, measured here in the parent."""
+    if len(marks) < 2:  # the worker failed before announcing a phase
+        return
     end = time.monotonic()
     for (name, t0), (_, t1) in zip(marks[1:], [*marks[2:], ("end", end)], strict=True):
         phases[name] = t1 - t0
