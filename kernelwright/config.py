@@ -41,6 +41,10 @@ class Settings(BaseSettings):
 
     # Verification.
     seeds: int = Field(3, ge=1, description="seeds per shape variant when verifying")
+    record_replay: bool = Field(
+        True, description="verify against the reference's recorded inputs/outputs "
+        "(data_dir/recordings, recorded once per task) instead of re-running it per candidate"
+    )
     # Timing.
     min_time_s: float = Field(0.2, gt=0, description="minimum measured time per side")
     warmup_calls: int = Field(2, ge=0)
@@ -58,6 +62,8 @@ class Settings(BaseSettings):
 
     # Search.
     max_concurrent_evals: int = Field(1, ge=1)
+    hierarchy: bool = Field(True, description="R^3: archive outside, Optuna tuner inside")
+    inner_share: float = Field(0.5, ge=0, le=1, description="budget share of the inner level")
     budget: int = Field(24, ge=1, description="candidate evaluations per task")
     time_limit_s: float | None = None
     seed: int = 0

@@ -77,7 +77,7 @@ def _instantiate(template: Template, params: Params, spec: OpSpec) -> Candidate 
 
 
 def _best_point(history: History, templates: list[Template]) -> tuple[Template, Params]:
-    best = history.best
+    best = history.parent or history.best
     by_name = {f"template:{t.name}": t for t in templates}
     if best is not None and best.template in by_name:
         template = by_name[best.template]

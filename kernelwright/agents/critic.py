@@ -64,6 +64,63 @@ class RuleCritic:
         return f"RuleCritic(patience={self.patience})"
 
 
+class HierarchyCritic(RuleCritic):
+    """The critic of the R^3 hierarchy: decides when to move between the outer level (new
+    sources: templates, parents from the archive) and the inner level (the tuner on the most
+    promising source), and says why.
+
+    The inner level gets ``inner_share`` of the budget. It starts once every planned template
+    has a measurement (or the outer level stalls) and ends when its share is spent or it stalls
+    for ``patience`` rounds.
+
+    Example:
+        >>> HierarchyCritic(inner_share=0.5)
+        HierarchyCritic(patience=2, inner_share=0.5)
+    """
+
+    def __init__(
+        self, patience: int = 2, time_limit_s: float | None = None, inner_share: float = 0.5
+    ) -> None:
+        super().__init__(patience, time_limit_s)
+        self.inner_share = inner_share
+
+    def _next(self, plan: Plan, history: History, elapsed_s: float, last: list[Profile]):
+        action, reason = super()._next(plan, history, elapsed_s, last)
+        best = history.best
+        if action == Action.STOP or best is None or not best.template:
+            return action, reason
+        inner_budget = round(history.budget * self.inner_share)
+        inner_spent = sum(p.stage == "inner" for p in history.profiles)
+        in_inner = (
+            history.last_decision is not None and history.last_decision.action == Action.SEARCH
+        )
+        if inner_spent >= inner_budget:
+            if in_inner:
+                return Action.VARY_PARAMS, (
+                    f"inner level spent its share ({inner_spent}/"
+                    f"{inner_budget}): back to source variation"
+                )
+            return (Action.VARY_PARAMS if action == Action.SEARCH else action), reason
+        stale = _rounds_without_improvement(history)
+        if in_inner and stale >= self.patience:
+            return Action.SWITCH_TEMPLATE, (
+                f"inner tuning of {best.template} stalled for "
+                f"{stale} rounds: back to the outer level"
+            )
+        if in_inner:
+            return Action.SEARCH, f"inner: keep tuning {best.template} (best {best.speedup:.2f}x)"
+        tried = {p.template for p in history.profiles if p.template}
+        if len(tried) >= len(plan.templates) or action == Action.SEARCH:
+            return Action.SEARCH, (
+                f"promising source {best.template} at {best.speedup:.2f}x: "
+                "tune its parameters (inner level)"
+            )
+        return action, reason
+
+    def __repr__(self) -> str:
+        return f"HierarchyCritic(patience={self.patience}, inner_share={self.inner_share})"
+
+
 def _last_round(history: History) -> list[Profile]:
     if not history.profiles:
         return []

@@ -48,10 +48,19 @@ class RooflineProfiler:
             error=(result.error or "")[:2000] or None,
             roofline=roofline(plan, self.peaks, timing.candidate_median_s if timing else None),
             stats=stats_as_dict(result.stats),
-            template=candidate.origin if candidate.origin.startswith("template:") else None,
+            template=_template_of(candidate.origin),
             params=dict(candidate.params),
+            stage="inner" if candidate.origin.startswith("tuner:") else "outer",
         )
 
     def __repr__(self) -> str:
         peaks = self.peaks
         return f"RooflineProfiler({peaks.bandwidth_gbps:.1f} GB/s, {peaks.gflops:.0f} GFLOP/s)"
+
+
+def _template_of(origin: str) -> str | None:
+    """``template:<name>`` for candidates rendered from a template (by the coder or the tuner)."""
+    for prefix in ("template:", "tuner:"):
+        if origin.startswith(prefix):
+            return "template:" + origin.removeprefix(prefix)
+    return None

@@ -60,8 +60,9 @@ class Profile(BaseModel):
     error: str | None = None
     roofline: Roofline | None = None
     stats: dict[str, dict[str, int | None]] = Field(default_factory=dict)
-    template: str | None = None
+    template: str | None = None  # "template:<name>" when rendered from a kernel template
     params: dict[str, Any] = Field(default_factory=dict)
+    stage: str = "outer"  # R^3 level that proposed it: "outer" (sources) or "inner" (tuner)
 
 
 class Action(StrEnum):
@@ -92,6 +93,7 @@ class History(BaseModel):
     profiles: list[Profile]
     round_sizes: list[int] = Field(default_factory=list)  # profiles per round, in order
     best: Profile | None = None
+    parent: Profile | None = None  # the outer level's chosen parent (else the coder uses best)
     last_decision: Decision | None = None
 
 

@@ -56,6 +56,7 @@ class OptimizeContext:
     search: SearchHook | None = None  # the seam for the tuner / archive (R^3 inner loop)
     batch_size: int = 2
     persist: Callable[[], None] | None = None  # saves agent-side state (LLM usage) after a node
+    choose_parent: Callable[[Any], Profile | None] | None = None  # R^3 outer level (archive)
     _tasks: dict[str, tuple[Task, Contract]] = field(default_factory=dict)
 
     def task(self, path: str) -> tuple[Task, Contract]:
@@ -107,14 +108,16 @@ class _Nodes:
         return {"plan": plan, "round": 0, "status": "running"}
 
     def coder(self, state: RunState) -> dict:
-        return self._propose(state, self.ctx.coder.propose)
+        return self._propose(state, self.ctx.coder.propose, self.ctx.choose_parent)
 
     def search(self, state: RunState) -> dict:
-        return self._propose(state, self.ctx.search or self.ctx.coder.propose)
+        return self._propose(state, self.ctx.search or self.ctx.coder.propose, None)
 
-    def _propose(self, state: RunState, propose) -> dict:
+    def _propose(self, state: RunState, propose, choose_parent) -> dict:
         task, contract = self.ctx.task(state["task_path"])
         history = history_of(state)
+        if choose_parent is not None:
+            history = history.model_copy(update={"parent": choose_parent(history)})
         n = min(self.ctx.batch_size, history.budget - history.spent)
         seen = {p.candidate_id for p in history.profiles}
         fresh = [c for c in propose(task, contract, state["plan"], history, n) if c.id not in seen]

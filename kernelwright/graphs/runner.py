@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from kernelwright.agents.protocols import Profile, best_profile
 from kernelwright.config import Settings
 from kernelwright.errors import RunStoreError
+from kernelwright.graphs.hierarchy import R3Search
 from kernelwright.graphs.optimize import build_optimize_graph
 from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
@@ -126,12 +127,16 @@ def _drive(runs, run_id, meta, settings, observer, context_factory) -> RunReport
         raise RunStoreError(
             f"run {run_id} stopped before finishing; `kernelwright resume {run_id}`"
         )
-    return finish_report(runs, run_id, state.values)
+    return finish_report(runs, run_id, state.values, settings)
 
 
-def finish_report(runs: RunStore, run_id: str, values: dict[str, Any]) -> RunReport:
-    """Save the best candidate and write the report; idempotent."""
+def finish_report(
+    runs: RunStore, run_id: str, values: dict[str, Any], settings: Settings
+) -> RunReport:
+    """Save the best candidate (and the final archive of a hierarchical run); idempotent."""
     profiles: list[Profile] = list(values.get("profiles") or [])
+    if (runs.run_dir(run_id) / "archive.json").exists():
+        R3Search(runs, run_id, settings).archive(profiles)
     best = best_profile(profiles)
     kernel_path = None
     if best is not None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from kernelwright.config import Settings
+from kernelwright.graphs.hierarchy import R3Search
 from kernelwright.graphs.optimize import OptimizeContext
 from kernelwright.graphs.store import RunStore
 
@@ -26,17 +27,19 @@ def offline_team(
     """Rule planner, template coder, roofline profiler, rule critic, sandboxed harness; with
     ``llm`` enabled, LLM policies wrap them (the offline ones stay as fallbacks and hard stops)."""
     from kernelwright.agents.coder import TemplateCoder
-    from kernelwright.agents.critic import RuleCritic
+    from kernelwright.agents.critic import HierarchyCritic, RuleCritic
     from kernelwright.agents.planner import RulePlanner
     from kernelwright.agents.profiler import RooflineProfiler
     from kernelwright.tools.evaluate import WorkerPool, evaluate
     from kernelwright.tools.peaks import machine_peaks
 
-    planner, coder, critic = (
-        RulePlanner(),
-        TemplateCoder(seed=settings.seed),
-        RuleCritic(time_limit_s=settings.time_limit_s),
+    search = R3Search(store, run_id, settings) if settings.hierarchy else None
+    critic = (
+        HierarchyCritic(time_limit_s=settings.time_limit_s, inner_share=settings.inner_share)
+        if search is not None
+        else RuleCritic(time_limit_s=settings.time_limit_s)
     )
+    planner, coder = RulePlanner(), TemplateCoder(seed=settings.seed)
     persist = None
     if llm is not None and llm.enabled:
         # The key's variable may have any name: never let candidate code see it.
@@ -57,6 +60,8 @@ def offline_team(
             evaluate=lambda task, cand: evaluate(task, cand, settings=settings, pool=pool),
             batch_size=settings.max_concurrent_evals * 2,
             persist=persist,
+            search=search.inner if search is not None else None,
+            choose_parent=search.parent if search is not None else None,
         )
 
 

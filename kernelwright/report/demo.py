@@ -12,7 +12,7 @@ from kernelwright.report.console import eval_table, print_report
 from kernelwright.report.progress import RunProgress
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-DEMO_TASK = "l2_matmul_bias_gelu"
+DEMO_TASK = "l2_add_layernorm"
 
 
 def evaluate_examples(console: Console, settings: Settings) -> list[dict]:

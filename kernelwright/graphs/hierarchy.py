@@ -1,0 +1,169 @@
+"""The R^3 search hierarchy inside the optimisation graph.
+
+Outer level (source variation): every evaluated candidate enters a MAP-Elites archive keyed by
+its source's behaviour descriptor (KernelFoundry's memory / compute / parallelism levels); the
+coder's next parent is drawn from it (explore / exploit / uniform) instead of always the best.
+Inner level (launch and template parameters): for the most promising source, an Optuna tuner
+(TPE) proposes parameter settings through ask/tell, its study kept in a journal in the run
+directory so tuning resumes after a crash.
+
+Everything here is rebuilt from the run store on each call (the archive from the profiles, the
+tuner from its journal), so graph nodes stay idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING
+
+from kernelwright.agents.matching import op_spec_from_plan
+from kernelwright.agents.protocols import History, Plan, Profile
+from kernelwright.graphs.store import RunStore
+from kernelwright.spec import Candidate, Contract, Task
+from kernelwright.templates import Template, get_template
+from kernelwright.tools.evaluate.result import EvalResult
+from kernelwright.tools.evolve import MapElitesArchive, ParentSelector, describe
+from kernelwright.tools.tune import (
+    OptunaTuner,
+    SearchSpace,
+    SpaceExhaustedError,
+    TrialState,
+)
+
+if TYPE_CHECKING:
+    from kernelwright.config import Settings
+
+log = logging.getLogger(__name__)
+
+INNER_ORIGIN = "tuner:"
+
+
+class R3Search:
+    """Archive outside, Optuna inside, for one run.
+
+    Example:
+        >>> search = R3Search(store, run_id, settings)  # doctest: +SKIP
+        >>> ctx = OptimizeContext(..., search=search.inner,
+        ...                       choose_parent=search.parent)  # doctest: +SKIP
+    """
+
+    def __init__(self, store: RunStore, run_id: str, settings: Settings) -> None:
+        self.store, self.run_id, self.settings = store, run_id, settings
+        self.selector = ParentSelector(seed=settings.seed)
+        self._tuners: dict[str, OptunaTuner] = {}
+
+    def __repr__(self) -> str:
+        return f"R3Search(run={self.run_id!r}, tuners={sorted(self._tuners)})"
+
+    # -- outer level --------------------------------------------------------------------------
+    def archive(self, profiles: list[Profile]) -> MapElitesArchive:
+        """The archive of every evaluated candidate (rebuilt, then saved for ``show``)."""
+        archive = MapElitesArchive(seed=self.settings.seed)
+        for profile in profiles:
+            source = self.store.load_candidate(self.run_id, profile.candidate_id).source
+            cell = archive.cell_of(tuple(describe(source)))
+            archive.add_scored(profile.candidate_id, cell, profile.level, profile.speedup)
+            archive.end_generation()
+        archive.save(self.store.run_dir(self.run_id) / "archive.json")
+        return archive
+
+    def parent(self, history: History) -> Profile | None:
+        """The outer level's next parent: a correct elite drawn explore / exploit / uniform."""
+        correct = [p for p in history.profiles if p.correct]
+        if not correct:
+            return None
+        archive = self.archive(history.profiles)
+        self.selector.rng = _rng(self.settings.seed, history.round)
+        chosen = self.selector.select(archive).parent.candidate_id
+        return next((p for p in correct if p.candidate_id == chosen), history.best)
+
+    # -- inner level --------------------------------------------------------------------------
+    def inner(
+        self, task: Task, contract: Contract, plan: Plan, history: History, n: int
+    ) -> list[Candidate]:
+        """Tuner proposals for the most promising source (the best candidate's template)."""
+        spec = op_spec_from_plan(plan.operator_class.value, plan.op_spec)
+        best = history.best
+        if spec is None or best is None or not best.template:
+            return []
+        template = get_template(best.template.removeprefix("template:"))
+        tuner = self._tuner(template, best)
+        self._tell_finished(template, tuner)
+        return self._ask(template, tuner, spec, history, n)
+
+    def _tuner(self, template: Template, best: Profile) -> OptunaTuner:
+        if template.name not in self._tuners:
+            import optuna
+
+            optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress goes to the CLI
+            journal = self.store.run_dir(self.run_id) / "tune" / f"{template.name}.journal"
+            tuner = OptunaTuner(
+                SearchSpace.from_declared(template.space()),
+                storage_path=journal,
+                study_name=template.name,
+                seed=self.settings.seed,
+                n_startup_trials=4,
+            )
+            if not tuner.trials():  # start from the source's best known point
+                tuner.enqueue({k: v for k, v in best.params.items() if k in template.space()})
+            self._tuners[template.name] = tuner
+        return self._tuners[template.name]
+
+    def _pending_path(self, template: Template):
+        return self.store.run_dir(self.run_id) / "tune" / f"{template.name}.pending.json"
+
+    def _tell_finished(self, template: Template, tuner: OptunaTuner) -> None:
+        """Tell the tuner the results of trials whose candidates were evaluated since."""
+        path = self._pending_path(template)
+        pending = json.loads(path.read_text()) if path.exists() else {}
+        states = {t.number: t.state for t in tuner.trials()}
+        for number, cid in list(pending.items()):
+            record = self.store.load_result(self.run_id, cid)
+            if record is None and states.get(int(number)) == TrialState.RUNNING:
+                continue  # not evaluated yet
+            if record is not None and states.get(int(number)) == TrialState.RUNNING:
+                tuner.tell(int(number), EvalResult.model_validate(record["result"]))
+            del pending[number]
+        self.store.write_text(
+            self.run_id,
+            str(path.relative_to(self.store.run_dir(self.run_id))),
+            json.dumps(pending),
+        )
+
+    def _ask(self, template, tuner, spec, history: History, n: int) -> list[Candidate]:
+        seen = {p.candidate_id: p for p in history.profiles}
+        path = self._pending_path(template)
+        pending = json.loads(path.read_text()) if path.exists() else {}
+        out: list[Candidate] = []
+        for _ in range(8 * max(n, 1)):
+            if len(out) >= n or tuner.exhausted:
+                break
+            try:
+                number, params = tuner.ask()
+            except SpaceExhaustedError:
+                break
+            try:
+                candidate = template.candidate(params, spec)
+            except ValueError:  # ConfigError: the template's rules exclude this point
+                tuner.reject(number)
+                continue
+            candidate = candidate.model_copy(update={"origin": f"{INNER_ORIGIN}{template.name}"})
+            cid = candidate.id
+            if cid in seen:  # already measured by the outer level: tell, spend nothing
+                record = self.store.load_result(self.run_id, cid)
+                if record is not None:
+                    tuner.tell(number, EvalResult.model_validate(record["result"]))
+                    continue
+            pending[str(number)] = cid
+            out.append(candidate)
+        rel = str(path.relative_to(self.store.run_dir(self.run_id)))
+        self.store.write_text(self.run_id, rel, json.dumps(pending))
+        log.info("inner level: %d tuner proposals for %s", len(out), template.name)
+        return out
+
+
+def _rng(seed: int, round_: int):
+    import numpy as np
+
+    return np.random.default_rng([seed, round_, 7])
