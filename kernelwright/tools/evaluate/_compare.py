@@ -10,6 +10,8 @@ from kernelwright.spec import Contract
 from kernelwright.tools.evaluate._loader import Rejected
 from kernelwright.tools.evaluate.result import Flag, Level
 
+CHUNK = 1 << 15  # elements per pass of all_close: temporaries stay in the L2 cache
+
 
 def as_outputs(value: Any) -> list[torch.Tensor]:
     """The candidate's return value as a list of plain, dense, CPU tensors, or ``Rejected``."""
@@ -63,18 +65,27 @@ def errors(cand: list[torch.Tensor], ref: list[torch.Tensor], contract: Contract
 
 
 def all_close(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> bool:
-    """``torch.allclose(c, r, atol, rtol, equal_nan=True)`` semantics, ~10x faster on CPU;
-    exact equality for non-floating outputs."""
+    """``torch.allclose(c, r, atol, rtol, equal_nan=True)`` semantics, ~4x faster on CPU
+    (cache-sized chunks, in-place passes); exact equality for non-floating outputs."""
     if not (r.is_floating_point() or r.is_complex()):
         return torch.equal(c, r)
-    if not r.numel():
-        return True
-    diff = (c - r).abs()
-    within = diff <= atol + rtol * r.abs().nan_to_num(nan=0.0, posinf=0.0)  # inf never "near"
-    if bool(within.all()):
+    cf, rf = c.reshape(-1), r.reshape(-1)
+    return all(_close_chunk(cf[i:i + CHUNK], rf[i:i + CHUNK], atol, rtol)
+               for i in range(0, rf.numel(), CHUNK))
+
+
+def _close_chunk(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> bool:
+    if r.is_complex():
+        diff = (c - r).abs()
+        bound = r.abs().mul_(rtol).add_(atol)
+    else:
+        diff = torch.sub(c, r).abs_()
+        bound = r.abs().mul_(rtol).add_(atol)
+    bound.clamp_(max=torch.finfo(bound.dtype).max)  # an infinite reference is never "near"
+    if bool(diff.le_(bound).all()):
         return True
     same = (c == r) | (c.isnan() & r.isnan())  # infinities and NaNs in the same places
-    return bool((within | same).all())
+    return bool((torch.sub(c, r).abs() <= bound).logical_or_(same).all())
 
 
 def _max_errors(c: torch.Tensor, r: torch.Tensor, atol: float) -> tuple[float, float]:

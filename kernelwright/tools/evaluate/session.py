@@ -17,7 +17,8 @@ from typing import Any
 import torch
 
 from kernelwright.config import Settings
-from kernelwright.spec import Contract, import_task_module
+from kernelwright.spec import Contract, import_task_module, variant_inputs
+from kernelwright.tools.evaluate._compare import clone_inputs
 from kernelwright.tools.evaluate._loader import Rejected, forget, import_candidate, kernel_stats
 from kernelwright.tools.evaluate.guards import (
     ClockGuard,
@@ -26,6 +27,7 @@ from kernelwright.tools.evaluate.guards import (
     synchronizer,
 )
 from kernelwright.tools.evaluate.observers import load_observer
+from kernelwright.tools.evaluate.replay import RECHECK_SEED, Replay
 from kernelwright.tools.evaluate.result import Flag, Level
 from kernelwright.tools.evaluate.sandbox import limit_cpu_for_call
 from kernelwright.tools.evaluate.timing import TIMING_SEED_BASE, Timer, input_stream
@@ -34,8 +36,8 @@ from kernelwright.tools.evaluate.verify import Verdict, Verifier
 log = logging.getLogger(__name__)
 
 Emit = Callable[[dict[str, Any]], None]
-RECHECK_SEED = 2_000_003
 MIN_SEEDS = 3  # "correct" always means at least three seeds per variant
+TIMED_CACHE_BYTES = 256 << 20  # timed input sets a worker keeps for its next candidates
 RESTART_FLAGS = {Flag.TIMER_TAMPERING, Flag.THREAD_INJECTION}
 
 
@@ -49,6 +51,9 @@ class WorkerSession:
         self.contract = Contract.model_validate(contract)
         self.workdir = Path(tempfile.mkdtemp(prefix="kw_worker_"))
         self.device = _cpu_name()
+        self.replays: dict[tuple[int, str], Replay] = {}  # recordings held for every candidate
+        self.timed_inputs: dict[int, list[Any]] = {}  # pristine timed inputs, by seed
+        self.timed_bytes = 0
 
     def evaluate(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
         """Run the ladder, then timing if correct; returns the result fields as a dict."""
@@ -59,9 +64,10 @@ class WorkerSession:
         verdict, timing, observations = Verdict(), None, {}
         module = None
         try:
+            replay, replay_info = self._replay(settings, emit)
             emit({"phase": "build"})
             module = import_candidate(request["source"], self.workdir, request["id"])
-            verifier = self._verifier(settings)
+            verifier = self._verifier(settings, replay)
             self._tamper_check(verdict)
             models = verifier.models(module.ModelNew, 0)
             self._tamper_check(verdict)
@@ -81,11 +87,30 @@ class WorkerSession:
         finally:
             if module is not None:
                 forget(module)
+        if settings.record_replay:
+            observations = {**observations, "replay": replay_info}
         return self._result(verdict, timing, stats, observations)
 
-    def _verifier(self, settings: Settings) -> Verifier:
+    def _replay(self, settings: Settings, emit: Emit) -> tuple[Replay | None, dict[str, Any]]:
+        """The task's recording for these settings: held, loaded, or recorded now (before
+        this worker's first candidate is imported, normally)."""
+        if not settings.record_replay:
+            return None, {}
         seeds = max(settings.seeds, MIN_SEEDS)
-        return Verifier(self.task, self.contract, seeds, synchronizer(), self.threads)
+        root = settings.data_dir / "recordings"
+        held = self.replays.get((seeds, str(root)))
+        if held is None:
+            emit({"phase": "replay"})
+            held = self.replays[(seeds, str(root))] = Replay.obtain(self.task, self.contract,
+                                                                    seeds, root)
+            source = held.source
+        else:
+            source = "memory"
+        return held, {"source": source, "key": held.key, "path": str(held.path)}
+
+    def _verifier(self, settings: Settings, replay: Replay | None) -> Verifier:
+        seeds = max(settings.seeds, MIN_SEEDS)
+        return Verifier(self.task, self.contract, seeds, synchronizer(), self.threads, replay)
 
     def _verify(self, verifier: Verifier, cls: type, prior: Verdict) -> Verdict:
         verifier.sync = synchronizer()  # backends the constructor loaded
@@ -106,9 +131,9 @@ class WorkerSession:
         observers = [load_observer(p) for p in observer_paths]
         models = verifier.models(cls, 0)
         timer = Timer(self.clocks.clock, verifier.sync, observers)
-        nominal = self.contract.nominal
-        outcome = timer.run(models.reference, models.candidate,
-                            input_stream(self.task, nominal, TIMING_SEED_BASE), self.contract,
+        draw = self._timed_draw if settings.record_replay else None
+        stream = input_stream(self.task, self.contract.nominal, TIMING_SEED_BASE, draw)
+        outcome = timer.run(models.reference, models.candidate, stream, self.contract,
                             warmup=settings.warmup_calls, min_time_s=settings.min_time_s,
                             max_repeats=settings.max_repeats)
         if outcome.mismatches:
@@ -124,6 +149,18 @@ class WorkerSession:
         self._tamper_check(verdict)
         return outcome.timing, {p: o.results() for p, o in zip(observer_paths, observers,
                                                                  strict=True)}
+
+    def _timed_draw(self, seed: int) -> list[Any]:
+        """Timed inputs of ``seed``: drawn once per worker and cloned for every candidate (a
+        clone is ~10x cheaper than a random draw), up to ``TIMED_CACHE_BYTES`` of them."""
+        held = self.timed_inputs.get(seed)
+        if held is None:
+            held = variant_inputs(self.task, self.contract.nominal, seed)
+            size = sum(x.nbytes for x in held if isinstance(x, torch.Tensor))
+            if size + self.timed_bytes > TIMED_CACHE_BYTES:
+                return held
+            self.timed_inputs[seed], self.timed_bytes = held, self.timed_bytes + size
+        return clone_inputs(held)
 
     def _recheck(self, verifier: Verifier, cls: type, verdict: Verdict) -> None:
         """Re-verify a suspiciously fast candidate on never-seen inputs."""

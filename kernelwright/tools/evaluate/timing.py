@@ -40,8 +40,12 @@ class TimingOutcome:
     first_mismatch: str | None = None
 
 
-def input_stream(task: ModuleType, variant: ShapeVariant, start: int) -> Iterator[list[Any]]:
+def input_stream(task: ModuleType, variant: ShapeVariant, start: int,
+                 draw: Callable[[int], list[Any]] | None = None) -> Iterator[list[Any]]:
     """Input sets whose values never repeat, made outside any clock.
+
+    ``draw(seed)`` makes one fresh set (default: :func:`variant_inputs` of ``variant``); it
+    must return new tensors, since the stream perturbs them in place.
 
     A pool of ``POOL_SIZE`` sets is drawn from fresh seeds and cycled ``REUSES`` times; before
     each reuse every floating tensor is scaled in place by ``1 + 2**-10`` (one cheap pass
@@ -49,9 +53,10 @@ def input_stream(task: ModuleType, variant: ShapeVariant, start: int) -> Iterato
     new values: a cache keyed on pointers returns stale outputs (caught by the per-round
     check), one keyed on values never hits. Sets with non-floating tensors are never reused.
     """
+    draw = draw or (lambda s: variant_inputs(task, variant, s))
     seed = start
     while True:
-        pool = [variant_inputs(task, variant, seed + k) for k in range(POOL_SIZE)]
+        pool = [draw(seed + k) for k in range(POOL_SIZE)]
         seed += POOL_SIZE
         reuses = REUSES if all(_floating(x) for inputs in pool for x in inputs) else 1
         for use in range(reuses):

@@ -5,8 +5,10 @@ reference -> candidate (large-value poison) on copies of the same inputs; both c
 outputs must match the reference under the contract's tolerance; inputs must come back
 unchanged; outputs must be plain dense CPU tensors in fresh storage; no new Python threads may
 stay alive. On the smallest variant the result is also compared against a float64 reference
-(see :mod:`precision`). When the contract forbids framework operators, the aten operators the
-candidate ran are checked against an allowlist (see :mod:`poison`).
+(see :mod:`precision`). With a recording (see :mod:`replay`) the inputs, the reference's
+outputs and the float64 reference come from it instead of live draws and runs. When the
+contract forbids framework operators, the aten operators the candidate ran are checked
+against an allowlist (see :mod:`poison`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from kernelwright.tools.evaluate._loader import Rejected, build_model, error_tex
 from kernelwright.tools.evaluate.guards import ThreadGuard
 from kernelwright.tools.evaluate.poison import PoisonKind, PoisonMode
 from kernelwright.tools.evaluate.precision import downgrade_message, reference_fp64
+from kernelwright.tools.evaluate.replay import Entry, Replay, smallest
 from kernelwright.tools.evaluate.result import REJECTING, Flag, Level, VariantCheck
 
 
@@ -70,6 +73,7 @@ class Verifier:
     seeds: int
     sync: Callable[[], None]
     threads: ThreadGuard
+    replay: Replay | None = None
     _models: dict[int, Models] = field(default_factory=dict)
 
     def models(self, cls: type, seed: int) -> Models:
@@ -86,9 +90,9 @@ class Verifier:
         verdict = Verdict()
         if self.contract.degenerate:
             verdict.flags.add(Flag.DEGENERATE_TASK)
-        smallest = min(self.contract.variants, key=_size)
+        small = smallest(self.contract)
         for variant in self.contract.variants:
-            check = self._variant(cls, variant, verdict, precision=variant is smallest)
+            check = self._variant(cls, variant, verdict, precision=variant is small)
             verdict.variants.append(check)
             if not check.ok:
                 break
@@ -114,21 +118,27 @@ class Verifier:
 
     def check(self, cls: type, variant: ShapeVariant, seed: int, verdict: Verdict,
               precision: bool) -> tuple[float, float]:
-        """One (variant, seed): C -> R -> C; returns (max abs, max rel) error or raises."""
+        """One (variant, seed): C -> R -> C; returns (max abs, max rel) error or raises.
+
+        With a recording, R is the recorded reference output and ``inputs`` the recorded
+        pristine set: every call gets a clone, so no candidate can write into the recording.
+        """
         models = self.models(cls, seed)
-        inputs = variant_inputs(self.task, variant, seed)
+        entry = self.replay.get(variant.name, seed) if self.replay is not None else None
+        inputs = entry.inputs if entry is not None else variant_inputs(self.task, variant, seed)
         first, first_args = self.call_candidate(models.candidate, inputs, "nan", verdict)
         snapshot = [o.clone() for o in first]
-        ref = self.call_reference(models.reference, inputs)
+        ref = entry.outputs if entry is not None else self.call_reference(models.reference,
+                                                                           inputs)
         second, _ = self.call_candidate(models.candidate, inputs, "big", verdict)
         if cmp.storages(first) & cmp.storages(second):
             raise Rejected(Level.VALUE_MISMATCH, "returned the same output buffer on two calls "
                            "(a cached or reused result); allocate outputs per call",
                            {Flag.STALE_OUTPUT})
         del first, first_args
-        return self._judge(snapshot, second, ref, models, inputs, precision)
+        return self._judge(snapshot, second, ref, models, inputs, precision, entry)
 
-    def _judge(self, first, second, ref, models, inputs, precision):
+    def _judge(self, first, second, ref, models, inputs, precision, entry: Entry | None):
         cmp.check_shapes(first, ref)
         cmp.check_shapes(second, ref)
         ok1, abs1, rel1, msg1 = cmp.errors(first, ref, self.contract)
@@ -146,11 +156,11 @@ class Verifier:
                            "different results (uninitialised memory or non-determinism)",
                            {Flag.NONDETERMINISTIC})
         if precision:
-            self._precision(models.reference, inputs, ref, second)
+            ref64 = entry.fp64 if entry is not None else reference_fp64(models.reference, inputs)
+            self._precision(ref, second, ref64)
         return max(abs1, abs2), max(rel1, rel2)
 
-    def _precision(self, reference, inputs, ref, cand) -> None:
-        ref64 = reference_fp64(reference, inputs)
+    def _precision(self, ref, cand, ref64) -> None:
         message = downgrade_message(cand, ref, ref64) if ref64 is not None else None
         if message:
             raise Rejected(Level.CORRECT, message, {Flag.PRECISION_DOWNGRADE})
@@ -195,13 +205,3 @@ def errs_or(value: float) -> float | None:
 def _worst(a: float, b: float) -> float:
     return b if b != b or b > a else a  # NaN (a poisoned output) is the worst
 
-
-def _size(variant: ShapeVariant) -> int:
-    total = 0
-    for spec in variant.inputs:
-        if spec is not None:
-            n = 1
-            for d in spec.shape:
-                n *= d
-            total += n
-    return total

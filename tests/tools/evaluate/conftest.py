@@ -10,8 +10,9 @@ from kernelwright.tools.evaluate import EvalResult, WorkerPool
 
 
 @pytest.fixture(scope="session")
-def settings() -> Settings:
-    return Settings(**FAST)
+def settings(tmp_path_factory) -> Settings:
+    # Recordings go to a private directory, never the user's data_dir.
+    return Settings(**FAST, data_dir=tmp_path_factory.mktemp("kw_data"))
 
 
 @pytest.fixture(scope="session")

@@ -66,6 +66,13 @@ def test_all_close_matches_torch_allclose():
              torch.tensor([1.00005, nan, inf, -inf, 5e-5])]
     for c in cases:
         assert all_close(c, r, 1e-4, 1e-4) == torch.allclose(c, r, 1e-4, 1e-4, equal_nan=True)
+    big = torch.randn(3, 40_000)  # several chunks; the offending element in the last one
+    for value, same in ((float("nan"), True), (float("inf"), True), (5.0, False)):
+        c, r = big.clone(), big.clone()
+        r[-1, -1], c[-1, -1] = value, value if same else 0.0
+        assert all_close(c, r, 1e-4, 1e-4) == torch.allclose(c, r, 1e-4, 1e-4, equal_nan=True)
+        c[-1, -2] += 1.0
+        assert not all_close(c, r, 1e-4, 1e-4)
 
 
 def test_timed_inputs_never_repeat_values():
