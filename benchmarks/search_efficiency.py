@@ -1,8 +1,9 @@
 """Search efficiency: best speedup versus number of evaluations, per search strategy.
 
 Strategies: random search (without replacement), KernelFoundry's exhaustive grid (declaration
-order), and Optuna TPE (``OptunaTuner``); archive+TPE joins once the optimise graph wires the
-hierarchy. Every strategy replays RECORDED timing tables, so many seeds cost nothing:
+order), Optuna TPE (``OptunaTuner``), and the R^3 hierarchy (a MAP-Elites archive of kernel
+sources outside, TPE over launch parameters inside). Every strategy replays RECORDED timing
+tables, so many seeds cost nothing:
 
     # measure the tables once with the real harness (slow: one evaluation per grid point)
     .venv/bin/python benchmarks/search_efficiency.py --record benchmarks/data/search_recorded.json
@@ -40,10 +41,11 @@ from kernelwright.tools.tune.tuner import OptunaTuner  # noqa: E402
 
 log = logging.getLogger("search_efficiency")
 TARGET = 0.95
-STRATEGIES: dict[str, Callable[[RecordedTable, int], Tuner]] = {
+STRATEGIES: dict[str, Callable[[RecordedTable, int], Tuner] | None] = {
     "random": lambda t, s: RandomSearch(t.space(), seed=s),
     "grid": lambda t, s: GridSearch(t.space()),
     "tpe": lambda t, s: OptunaTuner(t.space(), seed=s),
+    "archive+tpe": None,  # the R^3 hierarchy: see hierarchy_curve
 }
 _POW2 = [16, 32, 64, 128, 256, 512, 1024]
 # Synthetic stand-ins shaped like the SYCL templates' declared spaces (plus a GEMM-like one).
@@ -85,6 +87,71 @@ def best_so_far(tuner: Tuner, table: RecordedTable, budget: int) -> list[float]:
     return curve + [curve[-1] if curve else 0.0] * (budget - len(curve))
 
 
+def hierarchy_curve(table: RecordedTable, seed: int, budget: int, chunk: int = 6) -> list[float]:
+    """R^3 on a recorded table: sources outside, launch parameters inside.
+
+    Categorical/boolean parameters choose the kernel's source (algorithm variants: reduction
+    kind, online softmax, ...); numeric ones are launch parameters. Outer level: every source
+    at a middle launch point, kept in a MAP-Elites archive (one cell per source); then the
+    archive picks a parent source (explore / exploit / uniform) and a TPE study per source
+    tunes its launch parameters for ``chunk`` evaluations, and so on until the budget is spent.
+    """
+    from itertools import product
+
+    from kernelwright.tools.evolve import MapElitesArchive, ParentSelector
+    from kernelwright.tools.tune.base import params_key
+    from kernelwright.tools.tune.space import SearchSpace
+
+    outer = [n for n, v in table.declared.items() if any(isinstance(x, (str, bool)) for x in v)]
+    inner = {n: v for n, v in table.declared.items() if n not in outer}
+    sources = [dict(zip(outer, combo, strict=True)) for combo in
+               product(*(table.declared[n] for n in outer))]  # fmt: skip
+    levels = max([len(table.declared[n]) for n in outer] or [1])
+    archive = MapElitesArchive(axes=tuple(outer) or ("source",), levels=levels, seed=seed)
+    selector = ParentSelector(seed=seed)
+    seen: dict[str, float | None] = {}
+    curve: list[float] = []
+
+    def measure(params: dict) -> float | None:
+        key = params_key(params)
+        if key not in seen:
+            result = table.result(params)
+            seen[key] = result.speedup
+            curve.append(max([v for v in seen.values() if v is not None] or [0.0]))
+        return seen[key]
+
+    def cell(source: dict) -> tuple[int, ...]:
+        return tuple(list(table.declared[n]).index(source[n]) for n in outer) or (0,)
+
+    middle = {n: v[len(v) // 2] for n, v in inner.items()}
+    for source in sources:  # outer sweep
+        if len(curve) >= budget:
+            break
+        speed = measure({**source, **middle})
+        archive.add_scored(params_key(source), cell(source), 5 if speed else 4, speed)
+    tuners: dict[str, OptunaTuner] = {}
+    stalled = 0
+    while len(curve) < budget and len(seen) < len(table.rows) and stalled < 50:
+        parent = selector.select(archive).parent.candidate_id
+        source = next(s for s in sources if params_key(s) == parent)
+        tuner = tuners.setdefault(parent, OptunaTuner(SearchSpace.from_declared(inner), seed=seed)
+                                  if inner else None)  # fmt: skip
+        before = len(curve)
+        for _ in range(chunk):
+            if tuner is None or len(curve) >= budget or tuner.exhausted:
+                break
+            try:
+                number, params = tuner.ask()
+            except SpaceExhaustedError:
+                break
+            tuner.tell(number, table.result({**source, **params}))
+            speed = measure({**source, **params})
+            archive.add_scored(parent, cell(source), 5 if speed else 4, speed)
+        stalled = stalled + 1 if len(curve) == before else 0
+    curve = curve[:budget]
+    return curve + [curve[-1] if curve else 0.0] * (budget - len(curve))
+
+
 def evals_to_reach(curve: list[float], target: float) -> int | None:
     return next((i + 1 for i, v in enumerate(curve) if v >= target), None)
 
@@ -106,7 +173,10 @@ def run(
             n = 1 if name == "grid" else seeds  # the grid is deterministic
             t0 = time.perf_counter()
             curves[table.task][name] = [
-                best_so_far(make(table, s), table, budget) for s in range(n)
+                hierarchy_curve(table, s, budget)
+                if name == "archive+tpe"
+                else best_so_far(make(table, s), table, budget)
+                for s in range(n)
             ]
             log.info("%s %s: %.1fs", table.task, name, time.perf_counter() - t0)
     return curves
