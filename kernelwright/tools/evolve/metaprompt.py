@@ -197,13 +197,15 @@ class PromptArchive:
         rows = []
         for pid in self.lineage(prompt_id):
             prompt, stats = self.prompts.get(pid), self.stats.get(pid)
-            rows.append({
-                "id": pid,
-                "generation": prompt.generation if prompt else None,
-                "fitness": stats.fitness if stats else None,
-                "uses": stats.uses if stats else None,
-                "parents": self.parents.get(pid, []),
-            })
+            rows.append(
+                {
+                    "id": pid,
+                    "generation": prompt.generation if prompt else None,
+                    "fitness": stats.fitness if stats else None,
+                    "uses": stats.uses if stats else None,
+                    "parents": self.parents.get(pid, []),
+                }
+            )
         return rows
 
     def to_json(self) -> dict[str, Any]:
