@@ -107,8 +107,8 @@ def identical(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
     for x, y in zip(a, b, strict=True):
         if x.shape != y.shape or x.dtype != y.dtype:
             return False
-        same = torch.allclose(x, y, rtol=0, atol=0, equal_nan=True) \
-            if x.is_floating_point() else torch.equal(x, y)
+        same = torch.equal(x, y) or (x.is_floating_point() and torch.allclose(
+            x, y, rtol=0, atol=0, equal_nan=True))  # fast path first; NaN == NaN only here
         if not same:
             return False
     return True

@@ -51,7 +51,7 @@ class WorkerSession:
         self.contract = Contract.model_validate(contract)
         self.workdir = Path(tempfile.mkdtemp(prefix="kw_worker_"))
         self.device = _cpu_name()
-        self.replays: dict[tuple[int, str], Replay] = {}  # recordings held for every candidate
+        self.replays: dict[tuple[int, str], Replay | None] = {}  # None: could not record
         self.timed_inputs: dict[int, list[Any]] = {}  # pristine timed inputs, by seed
         self.timed_bytes = 0
 
@@ -98,15 +98,20 @@ class WorkerSession:
             return None, {}
         seeds = max(settings.seeds, MIN_SEEDS)
         root = settings.data_dir / "recordings"
-        held = self.replays.get((seeds, str(root)))
-        if held is None:
-            emit({"phase": "replay"})
-            held = self.replays[(seeds, str(root))] = Replay.obtain(self.task, self.contract,
-                                                                    seeds, root)
-            source = held.source
-        else:
-            source = "memory"
-        return held, {"source": source, "key": held.key, "path": str(held.path)}
+        key = (seeds, str(root))
+        if key in self.replays:
+            held = self.replays[key]
+            return held, {"source": "memory" if held else "live", "key": held and held.key}
+        emit({"phase": "replay"})
+        try:
+            held = Replay.obtain(self.task, self.contract, seeds, root)
+        except Exception as exc:  # e.g. the reference fails on a seed: verify live, as before
+            log.warning("cannot record the reference of %s (%s); verifying live",
+                        self.contract.task_name, exc)
+            self.replays[key] = None
+            return None, {"source": "live", "error": str(exc)[:500]}
+        self.replays[key] = held
+        return held, {"source": held.source, "key": held.key, "path": str(held.path)}
 
     def _verifier(self, settings: Settings, replay: Replay | None) -> Verifier:
         seeds = max(settings.seeds, MIN_SEEDS)

@@ -136,3 +136,12 @@ def test_new_pool_loads_the_recording_and_replay_off_writes_none(settings, tmp_p
         r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
     assert r.correct and "replay" not in r.observations
     assert not os.path.exists(tmp_path / "off")
+
+
+def test_unwritable_recordings_dir_keeps_the_recording_in_memory(gelu, tmp_path, caplog):
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("")
+    rec = _obtain(gelu, blocker / "recordings")
+    assert rec.source == "recorded" and not rec.path.exists()
+    assert "could not write the recording" in caplog.text
+    assert _verdict(gelu, "candidates/gelu_torch", rec, tmp_path)[0] == Level.CORRECT
