@@ -143,3 +143,24 @@ class Backend(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def module_functions(name: str):
+    """``load_inline`` and ``synchronize`` bound to the process-wide backend ``name``, for the
+    module-level API candidates use (``from kernelwright.tools.backends import sycl``)."""
+
+    def load_inline(
+        source: str, *, language: str | None = None, options: Sequence[str] = ()
+    ) -> KernelModule:
+        """Build and load ``source`` with the process-wide backend (raises ``BuildError``)."""
+        from kernelwright.tools.backends import get_backend
+
+        return get_backend(name).load_inline(source, language=language, options=options)
+
+    def synchronize() -> None:
+        """Wait for every kernel the process-wide backend launched."""
+        from kernelwright.tools.backends import get_backend
+
+        get_backend(name).synchronize()
+
+    return load_inline, synchronize

@@ -30,6 +30,7 @@ from kernelwright.tools.backends.base import (
     BuildResult,
     Kernel,
     KernelModule,
+    module_functions,
 )
 
 if TYPE_CHECKING:
@@ -162,19 +163,4 @@ def _load_library(build: BuildResult) -> KernelModule:
     return KernelModule(build, kernels)
 
 
-def _backend() -> Backend:
-    from kernelwright.tools.backends import get_backend
-
-    return get_backend("cpp")
-
-
-def load_inline(
-    source: str, *, language: str | None = None, options: Sequence[str] = ()
-) -> KernelModule:
-    """Build and load ``source`` with the process-wide C++ backend (raises ``BuildError``)."""
-    return _backend().load_inline(source, language=language, options=options)
-
-
-def synchronize() -> None:
-    """No-op kept for symmetry with the device backends."""
-    _backend().synchronize()
+load_inline, synchronize = module_functions("cpp")

@@ -42,6 +42,7 @@ from kernelwright.tools.backends.base import (
     Kernel,
     KernelModule,
     KernelStats,
+    module_functions,
 )
 
 if TYPE_CHECKING:
@@ -208,19 +209,4 @@ class CudaBackend(Backend):
         return f"CudaBackend(arch={self.arch!r}, nvcc={self.nvcc!r})"
 
 
-def _backend() -> Backend:
-    from kernelwright.tools.backends import get_backend
-
-    return get_backend("cuda")
-
-
-def load_inline(
-    source: str, *, language: str | None = None, options: Sequence[str] = ()
-) -> KernelModule:
-    """Build and load ``source`` with the process-wide CUDA backend (raises ``BuildError``)."""
-    return _backend().load_inline(source, language=language, options=options)
-
-
-def synchronize() -> None:
-    """Wait for all kernels the process-wide CUDA backend launched."""
-    _backend().synchronize()
+load_inline, synchronize = module_functions("cuda")

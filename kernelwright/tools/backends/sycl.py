@@ -39,6 +39,7 @@ from kernelwright.tools.backends.base import (
     BuildResult,
     Kernel,
     KernelModule,
+    module_functions,
 )
 
 if TYPE_CHECKING:
@@ -259,19 +260,4 @@ def _fix_of(message: str) -> str:
     return INSTALL_FIX
 
 
-def _backend() -> Backend:
-    from kernelwright.tools.backends import get_backend
-
-    return get_backend("sycl")
-
-
-def load_inline(
-    source: str, *, language: str | None = None, options: Sequence[str] = ()
-) -> KernelModule:
-    """Build and load ``source`` with the process-wide SYCL backend (raises ``BuildError``)."""
-    return _backend().load_inline(source, language=language, options=options)
-
-
-def synchronize() -> None:
-    """Wait for all work the process-wide SYCL backend submitted."""
-    _backend().synchronize()
+load_inline, synchronize = module_functions("sycl")
