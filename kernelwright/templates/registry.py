@@ -32,6 +32,8 @@ def _block_rows_divides_tile(p: Mapping[str, ParamValue]) -> str | None:
 
 def _register_block_fits(p: Mapping[str, ParamValue]) -> str | None:
     # all choices are powers of two and reg <= 8 <= tile, so the register block divides the tile
+    if p["staging"] == "vector":  # one work-item per register block: tiles do not apply
+        return None
     wg = (p["tile_m"] // p["reg_m"]) * (p["tile_n"] // p["reg_n"])
     if wg > 1024:
         return f"a work-group of {wg} work-items exceeds 1024; raise reg_m/reg_n or lower tiles"
@@ -73,12 +75,16 @@ _SYCL = (
     Template(
         name="sycl.row_reduce_wg", operator_class="reduction", backend="sycl",
         file="sycl/row_reduce.py.j2",
-        description="last-dim reduction, one work-group per row, tree or group combine",
+        description="last-dim reduction, one work-group (or one vector work-item) per row",
         params=(
-            Param("wg_size", _POW2, 16, "work-group size (work-items per row)"),
-            Param("accumulators", (1, 2, 4, 8), 1, "independent partial sums per work-item"),
+            Param("wg_size", (1, 2, 4, 8, *_POW2), 16,
+                  "work-group size (work-items per row; reduction=vector: rows per group)"),
+            Param("accumulators", (1, 2, 4, 8), 4, "independent partial sums per work-item"),
             _RPG,
-            _REDUCTION,
+            Param("reduction", ("group", "tree", "vector"), "group",
+                  "reduce_over_group, a local-memory tree, or 'vector': one work-item per "
+                  "row with sycl::vec accumulators, no work-group reduction"),
+            Param("vec", (4, 8, 16), 16, "reduction=vector: floats per sycl::vec load"),
         ),
     ),
     Template(
@@ -98,11 +104,25 @@ _SYCL = (
         params=(
             Param("tile_m", (8, 16, 32, 64, 128), 64, "rows of C per work-group"),
             Param("tile_n", (8, 16, 32, 64, 128), 64, "columns of C per work-group"),
-            Param("tile_k", (4, 8, 16, 32), 16, "depth of a local-memory tile (unroll if none)"),
-            Param("reg_m", (1, 2, 4, 8), 2, "rows of the register block per work-item"),
-            Param("reg_n", (1, 2, 4, 8), 2, "columns of the register block per work-item"),
-            Param("staging", ("local", "none"), "local", "stage tiles in local memory or not"),
-            Param("softmax_wg", (16, 32, 64, 128, 256), 64, "work-group of the softmax kernel"),
+            Param("tile_k", (4, 8, 16, 32), 4,
+                  "depth of a local-memory tile (k-loop unroll if staging is none/vector)"),
+            Param("reg_m", (1, 2, 4, 8), 8, "rows of the register block per work-item"),
+            Param("reg_n", (1, 2, 4, 8), 2,
+                  "columns (staging=vector, B as K x N: vectors) of the register block per "
+                  "work-item"),
+            Param("staging", ("local", "none", "vector"), "vector",
+                  "stage tiles in local memory, read global memory directly, or 'vector': "
+                  "one sycl::vec register block per work-item, no local memory (tile_m/tile_n "
+                  "unused; tile_k is the k-loop unroll)"),
+            Param("vec", (4, 8, 16), 16,
+                  "staging=vector: floats per sycl::vec (along N for B as K x N, along K "
+                  "for B as N x K)"),
+            Param("group", (1, 2, 4, 8, 16), 8, "staging=vector: work-items per work-group"),
+            Param("nk_kernel", ("dot", "transpose"), "transpose",
+                  "staging=vector with B stored N x K: dot products along K, or copy B to "
+                  "K x N first (torch transpose) and use outer products"),
+            Param("softmax_wg", (16, 32, 64, 128, 256), 64,
+                  "work-group of the softmax kernel (staging=vector: one work-item per row)"),
         ),
         rules=(_register_block_fits,),
     ),

@@ -62,7 +62,7 @@ def test_validate_names_unknown_params_and_broken_rules():
     with pytest.raises(ConfigError, match="no parameter.*tile_q"):
         gemm.validate({"tile_q": 4})
     with pytest.raises(ConfigError, match="exceeds 1024"):
-        gemm.validate({"tile_m": 128, "tile_n": 128, "reg_m": 1, "reg_n": 1})
+        gemm.validate({"tile_m": 128, "tile_n": 128, "reg_m": 1, "reg_n": 1, "staging": "local"})
     with pytest.raises(ConfigError, match="block_rows=16"):
         get_template("sycl.transpose_tiled").validate({"tile": 8, "block_rows": 16})
     with pytest.raises(ConfigError, match="more than 1024"):
@@ -108,7 +108,7 @@ def test_default_render_is_a_python_module_with_model_new(task: str, name: str):
 def test_render_bakes_params_into_the_kernel():
     spec = SPECS["l1_matmul"]
     t = get_template("sycl.gemm_tiled")
-    a = t.render({"tile_m": 64, "reg_m": 4}, spec)
+    a = t.render({"staging": "local", "tile_m": 64, "reg_m": 4}, spec)
     assert "constexpr int TM = 64" in a and "RM = 4" in a
     assert a != t.render(None, spec)
 
