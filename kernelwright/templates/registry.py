@@ -63,9 +63,13 @@ _SYCL = (
         file="sycl/rowwise_norm.py.j2",
         description="softmax/layernorm/rmsnorm, one work-group per row, work-group reductions",
         params=(
-            Param("wg_size", _POW2, 16, "work-group size (work-items per row)"),
+            Param("wg_size", (1, 2, 4, 8, *_POW2), 8,
+                  "work-group size (work-items per row; reduction=vector: rows per group)"),
             _RPG,
-            _REDUCTION,
+            Param("reduction", ("group", "tree", "vector"), "vector",
+                  "reduce_over_group, a local-memory tree, or 'vector': one work-item per "
+                  "row with sycl::vec statistics, no work-group reduction (online/unroll unused)"),
+            Param("vec", (4, 8, 16), 16, "reduction=vector: floats per sycl::vec"),
             Param("online", (False, True), False,
                   "single-pass statistics (online softmax / sum and sum of squares)"),
             Param("unroll", (1, 2, 4, 8), 1, "unroll factor of the column loops"),

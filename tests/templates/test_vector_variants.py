@@ -82,6 +82,22 @@ def test_row_reduce_non_default_point_is_correct(params: dict):
     assert result.correct, result.failures
 
 
+NORM_POINTS = [
+    ("l1_row_softmax", {"reduction": "vector", "fast_math": True, "wg_size": 1, "vec": 4}),
+    ("l1_layernorm", {"reduction": "vector", "vec": 4, "rows_per_group": 4}),
+    ("l1_rmsnorm", {"reduction": "vector", "vec": 8, "wg_size": 16}),
+    ("l2_add_layernorm", {"reduction": "group", "wg_size": 16}),
+]
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "params"), NORM_POINTS)
+def test_rowwise_norm_non_default_point_is_correct(task: str, params: dict):
+    result = qc.check(task, get_template("sycl.rowwise_norm_wg").render(params, SPECS[task]))
+    assert result.correct, result.failures
+
+
 @pytest.mark.requires_sycl
 @pytest.mark.slow
 @pytest.mark.parametrize("layout", ["kn", "nk"])
