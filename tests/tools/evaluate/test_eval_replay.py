@@ -117,6 +117,7 @@ def test_tampered_or_mismatched_recording_is_re_recorded(gelu, tmp_path, tamper,
 
 def test_new_pool_loads_the_recording_and_replay_off_writes_none(settings, tmp_path):
     s = settings.model_copy(update={"data_dir": tmp_path})
+    off = s.model_copy(update={"record_replay": False, "data_dir": tmp_path / "off"})
     sources, mtimes, results = [], [], []
     for _ in range(2):
         with WorkerPool(s) as pool:  # a new pool: a new worker process
@@ -125,16 +126,14 @@ def test_new_pool_loads_the_recording_and_replay_off_writes_none(settings, tmp_p
                 assert r.correct, r.error
                 sources.append(r.observations["replay"]["source"])
                 results.append(r)
+            r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"), settings=off)
+            assert r.correct and "replay" not in r.observations and "replay" not in r.phases_s
         files = list((tmp_path / "recordings").glob("gelu-*.pt"))
         assert len(files) == 1
         mtimes.append(files[0].stat().st_mtime_ns)
     assert sources == ["recorded", "memory", "loaded", "memory"]
     assert mtimes[0] == mtimes[1]
     assert ["replay" in r.phases_s for r in results] == [True, False, True, False]
-    off = s.model_copy(update={"record_replay": False, "data_dir": tmp_path / "off"})
-    with WorkerPool(off) as pool:
-        r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
-    assert r.correct and "replay" not in r.observations
     assert not os.path.exists(tmp_path / "off")
 
 
@@ -145,3 +144,24 @@ def test_unwritable_recordings_dir_keeps_the_recording_in_memory(gelu, tmp_path,
     assert rec.source == "recorded" and not rec.path.exists()
     assert "could not write the recording" in caplog.text
     assert _verdict(gelu, "candidates/gelu_torch", rec, tmp_path)[0] == Level.CORRECT
+
+
+def test_forged_entry_with_a_consistent_checksum_is_caught_by_the_random_spot_check(
+        gelu, tmp_path, monkeypatch):
+    from kernelwright.tools.evaluate import replay
+
+    rec = _obtain(gelu, tmp_path)
+
+    def forge(d):
+        row = next(r for r in d["entries"] if (r["variant"], r["seed"]) == ("nominal", 2))
+        row["outputs"][0].mul_(0.5)
+        d["checksum"] = checksum(entries_of(d))
+
+    _rewrite(rec.path, forge)
+
+    class Pick:  # the "random" entry is the forged one
+        def choice(self, items):
+            return next(i for i in items if (i.variant.name, i.seed) == ("nominal", 2))
+
+    monkeypatch.setattr(replay.random, "SystemRandom", Pick)
+    assert _obtain(gelu, tmp_path).source == "recorded"
