@@ -25,6 +25,8 @@ _REDUCTION = Param("reduction", ("group", "tree"), "group",
 
 
 def _block_rows_divides_tile(p: Mapping[str, ParamValue]) -> str | None:
+    if p["staging"] == "vector":  # no local-memory tile
+        return None
     if p["block_rows"] > p["tile"] or p["tile"] % p["block_rows"]:
         return f"block_rows={p['block_rows']} must divide tile={p['tile']}; lower block_rows"
     if p["tile"] * p["tile"] // p["block_rows"] > 1024:
@@ -102,6 +104,11 @@ _SYCL = (
             Param("tile", (8, 16, 32, 64), 16, "tile edge (work-items along a row)"),
             Param("block_rows", (1, 2, 4, 8, 16), 1, "tile rows copied per work-item"),
             Param("pad", (0, 1), 1, "local-memory padding per tile row"),
+            Param("staging", ("local", "vector"), "vector",
+                  "a padded local-memory tile, or 'vector': one vec x vec block per "
+                  "work-item in registers (tile/block_rows/pad unused)"),
+            Param("vec", (4, 8, 16), 16, "staging=vector: edge of a work-item's block"),
+            Param("group", (1, 2, 4, 8), 8, "staging=vector: work-items per work-group"),
         ),
         rules=(_block_rows_divides_tile,),
     ),

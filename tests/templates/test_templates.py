@@ -63,10 +63,11 @@ def test_validate_names_unknown_params_and_broken_rules():
         gemm.validate({"tile_q": 4})
     with pytest.raises(ConfigError, match="exceeds 1024"):
         gemm.validate({"tile_m": 128, "tile_n": 128, "reg_m": 1, "reg_n": 1, "staging": "local"})
+    local = {"staging": "local"}
     with pytest.raises(ConfigError, match="block_rows=16"):
-        get_template("sycl.transpose_tiled").validate({"tile": 8, "block_rows": 16})
+        get_template("sycl.transpose_tiled").validate({**local, "tile": 8, "block_rows": 16})
     with pytest.raises(ConfigError, match="more than 1024"):
-        get_template("sycl.transpose_tiled").validate({"tile": 64, "block_rows": 2})
+        get_template("sycl.transpose_tiled").validate({**local, "tile": 64, "block_rows": 2})
 
 
 def test_render_rejects_an_op_spec_of_another_class():

@@ -98,6 +98,27 @@ def test_rowwise_norm_non_default_point_is_correct(task: str, params: dict):
     assert result.correct, result.failures
 
 
+TRANSPOSE_POINTS = [
+    {"staging": "vector", "vec": 4, "group": 1},
+    {"staging": "vector", "vec": 8, "group": 2},
+    {"staging": "local", "tile": 32, "block_rows": 4},
+]
+
+
+def test_transpose_vector_staging_skips_the_tile_rule():
+    t = get_template("sycl.transpose_tiled")
+    assert t.validate({"staging": "vector", "tile": 64, "block_rows": 2})["tile"] == 64
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.slow
+@pytest.mark.parametrize("params", TRANSPOSE_POINTS)
+def test_transpose_non_default_point_is_correct(params: dict):
+    src = get_template("sycl.transpose_tiled").render(params, SPECS["l1_transpose"])
+    result = qc.check("l1_transpose", src)
+    assert result.correct, result.failures
+
+
 @pytest.mark.requires_sycl
 @pytest.mark.slow
 @pytest.mark.parametrize("layout", ["kn", "nk"])
@@ -113,3 +134,14 @@ def test_vector_epilogue_chain_matches_torch_on_ragged_sizes(layout: str, params
     got = model(a, b if layout == "kn" else b.t().contiguous())
     want = _epilogue_reference(a @ b, model.bias.detach())
     torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.slow
+@pytest.mark.parametrize("vec", [4, 16])
+def test_transpose_vector_blocks_handle_batches_and_ragged_edges(vec: int):
+    src = get_template("sycl.transpose_tiled").render({"vec": vec}, SPECS["l1_transpose"])
+    model = qc.load_source(src).ModelNew()
+    for shape in [(3, 129, 77), (2, 5, 3), (33, 16)]:
+        x = torch.randn(shape)
+        assert torch.equal(model(x), x.transpose(-1, -2).contiguous()), shape
