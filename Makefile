@@ -25,6 +25,7 @@ demo: $(STAMP)
 	$(VENV)/bin/kernelwright demo
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check kernelwright tests benchmarks examples
 	$(PY) -m pytest -q -ra
 
 lint: $(STAMP)
