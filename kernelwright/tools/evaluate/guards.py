@@ -25,6 +25,7 @@ from kernelwright.tools.backends import BACKENDS
 log = logging.getLogger(__name__)
 
 _constructed: dict[str, Any] = {}
+_used: set[str] = set()  # backends the current candidate asked for (reset per candidate)
 
 
 def track_backends() -> None:
@@ -41,6 +42,7 @@ def track_backends() -> None:
     def tracked(name: str) -> Any:
         backend = original(name)
         _constructed[name] = backend
+        _used.add(name)
         return backend
 
     tracked._kw_tracked = True  # type: ignore[attr-defined]
@@ -109,9 +111,15 @@ def loaded_backends() -> dict[str, Any]:
     return dict(_constructed)
 
 
+def begin_candidate() -> None:
+    """Forget which backends the previous candidate used (the worker outlives candidates)."""
+    _used.clear()
+
+
 def emulated_backends() -> list[str]:
-    """Names of the loaded backends that run kernels on an emulator (no meaningful timing)."""
-    return [name for name, b in loaded_backends().items() if getattr(b, "emulated", False)]
+    """Backends the current candidate used that run kernels on an emulator (no timing)."""
+    loaded = loaded_backends()
+    return [n for n in sorted(_used) if getattr(loaded.get(n), "emulated", False)]
 
 
 def synchronizer() -> Callable[[], None]:

@@ -23,6 +23,7 @@ from kernelwright.tools.evaluate._loader import Rejected, forget, import_candida
 from kernelwright.tools.evaluate.guards import (
     ClockGuard,
     ThreadGuard,
+    begin_candidate,
     emulated_backends,
     synchronizer,
 )
@@ -66,6 +67,7 @@ class WorkerSession:
         try:
             replay, replay_info = self._replay(settings, emit)
             emit({"phase": "build"})
+            begin_candidate()
             module = import_candidate(request["source"], self.workdir, request["id"])
             verifier = self._verifier(settings, replay)
             self._tamper_check(verdict)
