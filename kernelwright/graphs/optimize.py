@@ -15,7 +15,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -65,12 +64,6 @@ class OptimizeContext:
             task = Task.from_path(path)
             self._tasks[path] = (task, derive_contract(task))
         return self._tasks[path]
-
-    @cached_property
-    def lock(self):
-        import threading
-
-        return threading.Lock()
 
 
 def build_optimize_graph(context: OptimizeContext, checkpointer=None) -> CompiledStateGraph:
@@ -134,7 +127,12 @@ class _Nodes:
         return [
             Send(
                 "evaluate",
-                EvalRequest(run_id=state["run_id"], candidate_id=cid, plan=state["plan"]),
+                EvalRequest(
+                    run_id=state["run_id"],
+                    task_path=state["task_path"],
+                    candidate_id=cid,
+                    plan=state["plan"],
+                ),
             )
             for cid in pending
         ]
@@ -145,8 +143,7 @@ class _Nodes:
         cached = store.load_result(run_id, cid)
         if cached is not None:  # finished before a crash: never evaluate twice
             return {"profiles": [Profile.model_validate(cached["profile"])], "round_sizes": []}
-        meta = store.meta(run_id)
-        task, _ = self.ctx.task(meta["task_path"])
+        task, _ = self.ctx.task(request["task_path"])
         candidate = store.load_candidate(run_id, cid)
         result = self.ctx.evaluate(task, candidate)
         profile = self.ctx.profiler.profile(candidate, result, request["plan"])

@@ -30,6 +30,7 @@ class EvalRequest(TypedDict):
     """The payload each parallel evaluation branch receives through ``Send``."""
 
     run_id: str
+    task_path: str
     candidate_id: str
     plan: Plan
 
