@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from kernelwright.agents.protocols import Action
 from kernelwright.prompts import apply_edits, check_module, extract_module, parse_edits
 from kernelwright.spec import ImplementationSpace
+from kernelwright.spec.plan import Action
 
 ParamValue = int | float | str | bool
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from kernelwright.agents.matching import op_spec_from_plan
-from kernelwright.agents.protocols import Action, History, Plan
 from kernelwright.errors import ConfigError
 from kernelwright.spec import Candidate, Contract, Task
+from kernelwright.spec.plan import Action, History, Plan
 from kernelwright.templates import OpSpec, Template, get_template
 
 Params = dict[str, int | str | bool]

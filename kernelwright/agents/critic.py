@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelwright.agents.protocols import Action, Decision, History, Plan, Profile
+from kernelwright.spec.plan import Action, Decision, History, Plan, Profile
 
 ROOFLINE_STOP = 0.9  # stop when the best reaches this fraction of its roofline bound
 # Above this the measured peaks are wrong (measured under load): the fraction proves nothing.

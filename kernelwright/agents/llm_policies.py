@@ -16,19 +16,11 @@ from pathlib import Path
 from kernelwright.agents._replies import CritiqueReply, PlanReply, coder_parser
 from kernelwright.agents._usage import UsageLedger
 from kernelwright.agents.llm import LLMBudgetError, LLMClient, LLMSettings, make_chat_model
-from kernelwright.agents.protocols import (
-    Action,
-    Coder,
-    Critic,
-    Decision,
-    History,
-    Plan,
-    Planner,
-    Profile,
-)
+from kernelwright.agents.protocols import Coder, Critic, Planner
 from kernelwright.prompts import evolve_regions, render
 from kernelwright.prompts.context import Exemplar, Feedback
 from kernelwright.spec import Candidate, Contract, Task
+from kernelwright.spec.plan import Action, Decision, History, Plan, Profile
 from kernelwright.tools.evolve.metaprompt import MetaPrompter, PromptArchive
 from kernelwright.tools.knowledge import retrieve
 

@@ -9,11 +9,11 @@ names the kernel templates that can implement it, best first.
 from __future__ import annotations
 
 from kernelwright.agents.matching import ModelShape, match_templates, model_shape
-from kernelwright.agents.protocols import Plan
 from kernelwright.spec import Contract, ImplementationSpace, Task
 from kernelwright.spec.inputs import init_inputs_for, nominal_inputs
+from kernelwright.spec.opclass import OperatorClass
+from kernelwright.spec.plan import Plan
 from kernelwright.tools.opgraph import (
-    OperatorClass,
     OpGraph,
     arithmetic_intensity,
     trace_reference,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kernelwright.agents.protocols import Plan, Profile, Roofline, stats_as_dict
 from kernelwright.spec import Candidate
-from kernelwright.tools.evaluate.result import EvalResult
-from kernelwright.tools.peaks import MachinePeaks
+from kernelwright.spec.peaks import MachinePeaks
+from kernelwright.spec.plan import Plan, Profile, Roofline, stats_as_dict
+from kernelwright.spec.result import EvalResult
 
 
 def roofline(plan: Plan, peaks: MachinePeaks, seconds: float | None) -> Roofline:

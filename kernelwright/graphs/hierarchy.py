@@ -18,11 +18,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from kernelwright.agents.matching import op_spec_from_plan
-from kernelwright.agents.protocols import History, Plan, Profile
 from kernelwright.graphs.store import RunStore
 from kernelwright.spec import Candidate, Contract, Task
+from kernelwright.spec.plan import History, Plan, Profile
+from kernelwright.spec.result import EvalResult
 from kernelwright.templates import Template, get_template
-from kernelwright.tools.evaluate.result import EvalResult
 from kernelwright.tools.evolve import MapElitesArchive, ParentSelector, describe
 from kernelwright.tools.tune import (
     OptunaTuner,

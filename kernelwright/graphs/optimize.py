@@ -21,19 +21,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from kernelwright.agents.protocols import (
-    Action,
-    Coder,
-    Critic,
-    Planner,
-    Profile,
-    Profiler,
-)
+from kernelwright.agents.protocols import Coder, Critic, Planner, Profiler
 from kernelwright.config import Settings
 from kernelwright.graphs.state import EvalRequest, RunState, history_of
 from kernelwright.graphs.store import RunStore
 from kernelwright.spec import Candidate, Contract, Task, derive_contract
-from kernelwright.tools.evaluate.result import EvalResult
+from kernelwright.spec.plan import Action, Profile
+from kernelwright.spec.result import EvalResult
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from kernelwright.agents.protocols import Profile, best_profile
 from kernelwright.config import Settings
 from kernelwright.errors import RunStoreError
 from kernelwright.graphs.hierarchy import R3Search
@@ -17,6 +16,7 @@ from kernelwright.graphs.optimize import build_optimize_graph
 from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
+from kernelwright.spec.plan import Profile, best_profile
 
 if TYPE_CHECKING:
     from kernelwright.agents.llm import LLMSettings

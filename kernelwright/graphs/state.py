@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, TypedDict
 
-from kernelwright.agents.protocols import Decision, History, Plan, Profile, best_profile
+from kernelwright.spec.plan import Decision, History, Plan, Profile, best_profile
 
 
 class RunState(TypedDict, total=False):

@@ -135,9 +135,9 @@ def open_checkpointer(root: str | Path) -> SqliteSaver:
 
 # The pydantic models and enums the graph state holds; allow-listed for the msgpack serializer.
 STATE_TYPES = [
-    ("kernelwright.agents.protocols", name)
+    ("kernelwright.spec.plan", name)
     for name in ("Plan", "Profile", "Roofline", "Decision", "Action")
 ] + [
-    ("kernelwright.tools.opgraph", "OperatorClass"),
+    ("kernelwright.spec.opclass", "OperatorClass"),
     ("kernelwright.spec.contract", "ImplementationSpace"),
 ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from kernelwright.tools.evaluate.result import EvalResult
+    from kernelwright.spec.result import EvalResult
 
 LOG_TAIL_CHARS = 3000
 

@@ -8,11 +8,11 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from kernelwright.agents.protocols import best_profile
 from kernelwright.config import Settings
 from kernelwright.graphs.runner import run_state, store_root
 from kernelwright.graphs.store import RunStore
 from kernelwright.report.console import speedup_text
+from kernelwright.spec.plan import best_profile
 
 
 def print_run(

@@ -1,4 +1,4 @@
-"""Task specification: the task loader, its contract, and candidates."""
+"""The shared vocabulary: task, contract, candidate, results, plans, profiles, decisions."""
 
 from kernelwright.spec.candidate import Candidate, guess_backend
 from kernelwright.spec.contract import (
@@ -11,19 +11,57 @@ from kernelwright.spec.contract import (
     run_reference,
     variant_inputs,
 )
+from kernelwright.spec.opclass import OperatorClass
+from kernelwright.spec.peaks import MachinePeaks
+from kernelwright.spec.plan import (
+    Action,
+    Decision,
+    History,
+    Plan,
+    Profile,
+    Roofline,
+    best_profile,
+    stats_as_dict,
+)
+from kernelwright.spec.result import (
+    REJECTING,
+    EvalResult,
+    Flag,
+    KernelStats,
+    Level,
+    Timing,
+    VariantCheck,
+)
 from kernelwright.spec.task import Task, import_task_module
 
 __all__ = [
+    "REJECTING",
+    "Action",
     "Candidate",
     "Contract",
+    "Decision",
+    "EvalResult",
+    "Flag",
+    "History",
     "ImplementationSpace",
+    "KernelStats",
+    "Level",
+    "MachinePeaks",
+    "OperatorClass",
+    "Plan",
+    "Profile",
+    "Roofline",
     "ShapeVariant",
     "Task",
     "TensorSpec",
+    "Timing",
     "Tolerance",
+    "VariantCheck",
+    "best_profile",
     "derive_contract",
     "guess_backend",
     "import_task_module",
     "run_reference",
+    "stats_as_dict",
     "variant_inputs",
 ]

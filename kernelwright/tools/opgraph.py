@@ -8,12 +8,13 @@ place a kernel on the roofline.
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 from typing import Any
 
 import torch
 from pydantic import BaseModel, ConfigDict
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from kernelwright.spec.opclass import OperatorClass
 
 # Operators that only allocate, view or copy data: no arithmetic.
 _STRUCTURAL = {
@@ -87,17 +88,6 @@ _REDUCTION = {
     "cumsum",
 }
 _LAYOUT_OUT = {"clone", "contiguous", "_to_copy", "copy_"}
-
-
-class OperatorClass(StrEnum):
-    """The coarse shapes of work the planner distinguishes."""
-
-    ELEMENTWISE = "elementwise"
-    ROWWISE_NORM = "rowwise_norm"
-    REDUCTION = "reduction"
-    LAYOUT = "layout"
-    GEMM = "gemm"
-    OTHER = "other"
 
 
 class TracedOp(BaseModel):

@@ -14,17 +14,10 @@ import time
 from pathlib import Path
 
 import torch
-from pydantic import BaseModel, ConfigDict
+
+from kernelwright.spec.peaks import MachinePeaks
 
 log = logging.getLogger(__name__)
-
-
-class MachinePeaks(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    machine: str
-    bandwidth_gbps: float  # read + write bytes per second, / 1e9
-    gflops: float  # fp32
-    threads: int
 
 
 def machine_id() -> str:

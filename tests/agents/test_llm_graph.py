@@ -10,15 +10,15 @@ import pytest
 from kernelwright.agents.critic import RuleCritic
 from kernelwright.agents.llm_policies import LLMCoder, LLMCritic, LLMPlanner
 from kernelwright.agents.profiler import RooflineProfiler
-from kernelwright.agents.protocols import Action, Plan
 from kernelwright.config import Settings
 from kernelwright.graphs.optimize import OptimizeContext
 from kernelwright.graphs.runner import run_state, start_run
 from kernelwright.spec import ImplementationSpace
+from kernelwright.spec.opclass import OperatorClass
+from kernelwright.spec.peaks import MachinePeaks
+from kernelwright.spec.plan import Action, Plan
+from kernelwright.spec.result import EvalResult, Level, Timing
 from kernelwright.testing.scripted_llm import reply, tool_call
-from kernelwright.tools.evaluate.result import EvalResult, Level, Timing
-from kernelwright.tools.opgraph import OperatorClass
-from kernelwright.tools.peaks import MachinePeaks
 
 TASK = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "l1_gelu.py"
 PEAKS = MachinePeaks(machine="test", bandwidth_gbps=10.0, gflops=100.0, threads=1)

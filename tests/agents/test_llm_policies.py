@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from kernelwright.agents.llm_policies import LLMCoder, LLMCritic, LLMPlanner, kernel_score
-from kernelwright.agents.protocols import Action, Decision, History, Plan, Profile
 from kernelwright.spec import Candidate, ImplementationSpace, Task, derive_contract
+from kernelwright.spec.opclass import OperatorClass
+from kernelwright.spec.plan import Action, Decision, History, Plan, Profile
 from kernelwright.testing.scripted_llm import reply, tool_call
 from kernelwright.tools.evolve.metaprompt import MetaPrompter, PromptArchive
-from kernelwright.tools.opgraph import OperatorClass
 
 TASK = '''import torch
 

@@ -7,8 +7,7 @@ import pytest
 
 from kernelwright.prompts import render, template_names
 from kernelwright.prompts.context import Exemplar, Feedback
-from kernelwright.tools.backends.base import KernelStats
-from kernelwright.tools.evaluate.result import EvalResult, Flag, Level, Timing, VariantCheck
+from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timing, VariantCheck
 from kernelwright.tools.evolve.metaprompt import MetaPrompt
 from kernelwright.tools.knowledge import retrieve
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kernelwright.agents._replies import CritiqueReply, PlanReply, coder_parser
-from kernelwright.agents.protocols import Action
 from kernelwright.prompts import extract_module
+from kernelwright.spec.plan import Action
 from kernelwright.testing.scripted_llm import malformed, reply, tool_call
 
 PLAN = {

@@ -8,8 +8,8 @@ from kernelwright.agents.coder import TemplateCoder
 from kernelwright.agents.critic import RuleCritic
 from kernelwright.agents.matching import model_shape, op_spec_for
 from kernelwright.agents.planner import RulePlanner, trace_task
-from kernelwright.agents.protocols import Action, Decision, History, Profile, Roofline
 from kernelwright.spec import Task, derive_contract
+from kernelwright.spec.plan import Action, Decision, History, Profile, Roofline
 
 TASKS = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 

@@ -6,12 +6,12 @@ import contextlib
 
 from kernelwright.agents.critic import RuleCritic
 from kernelwright.agents.profiler import RooflineProfiler
-from kernelwright.agents.protocols import Plan
 from kernelwright.graphs.optimize import OptimizeContext
 from kernelwright.spec import Candidate, ImplementationSpace
-from kernelwright.tools.evaluate.result import EvalResult, Level, Timing
-from kernelwright.tools.opgraph import OperatorClass
-from kernelwright.tools.peaks import MachinePeaks
+from kernelwright.spec.opclass import OperatorClass
+from kernelwright.spec.peaks import MachinePeaks
+from kernelwright.spec.plan import Plan
+from kernelwright.spec.result import EvalResult, Level, Timing
 
 PEAKS = MachinePeaks(machine="test", bandwidth_gbps=10.0, gflops=100.0, threads=1)
 

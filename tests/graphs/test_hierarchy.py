@@ -17,8 +17,8 @@ from kernelwright.graphs.hierarchy import R3Search
 from kernelwright.graphs.optimize import OptimizeContext
 from kernelwright.graphs.runner import resume_run, run_state, start_run
 from kernelwright.graphs.store import RunStore
+from kernelwright.spec.result import EvalResult, Level, Timing
 from kernelwright.templates import get_template
-from kernelwright.tools.evaluate.result import EvalResult, Level, Timing
 from kernelwright.tools.evolve import MapElitesArchive
 
 from .fakes import PEAKS

@@ -13,8 +13,9 @@ from kernelwright.config import Settings
 from kernelwright.errors import KernelwrightError
 from kernelwright.graphs.runner import resume_run, run_state, start_run
 from kernelwright.graphs.store import RunStore
+from kernelwright.spec.peaks import MachinePeaks
 from kernelwright.testing.scripted_llm import ScriptedLLM, reply, tool_call
-from kernelwright.tools.peaks import MachinePeaks, machine_id
+from kernelwright.tools.peaks import machine_id
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "examples" / "tasks" / "l1_gelu.py"

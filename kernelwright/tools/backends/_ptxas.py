@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from kernelwright.tools.backends.base import KernelStats
+from kernelwright.spec.result import KernelStats
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _PROPS = re.compile(r"Function properties for (\S+)")

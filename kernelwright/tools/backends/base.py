@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelwright.errors import BuildError
+from kernelwright.spec.result import KernelStats
 
 
 class BackendStatus(BaseModel):
@@ -32,19 +33,6 @@ class BackendStatus(BaseModel):
     @property
     def usable(self) -> bool:
         return self.can_compile and self.can_run
-
-
-class KernelStats(BaseModel):
-    """Per-kernel compiler statistics (ptxas -v for CUDA; what a backend can tell otherwise)."""
-
-    model_config = ConfigDict(frozen=True)
-    registers: int | None = None
-    spill_stores: int | None = None
-    spill_loads: int | None = None
-    shared_bytes: int | None = None
-    barriers: int | None = None
-    stack_bytes: int | None = None
-    const_bytes: int | None = None
 
 
 class BuildResult(BaseModel):

@@ -1,9 +1,6 @@
 """Evaluation harness: sandboxed verification (correctness ladder) and interleaved timing."""
 
-from kernelwright.tools.evaluate.api import evaluate
-from kernelwright.tools.evaluate.observers import NullObserver, Observer
-from kernelwright.tools.evaluate.pool import WorkerPool
-from kernelwright.tools.evaluate.result import (
+from kernelwright.spec.result import (
     REJECTING,
     EvalResult,
     Flag,
@@ -11,6 +8,9 @@ from kernelwright.tools.evaluate.result import (
     Timing,
     VariantCheck,
 )
+from kernelwright.tools.evaluate.api import evaluate
+from kernelwright.tools.evaluate.observers import NullObserver, Observer
+from kernelwright.tools.evaluate.pool import WorkerPool
 
 __all__ = [
     "REJECTING",

@@ -7,8 +7,8 @@ from typing import Any
 import torch
 
 from kernelwright.spec import Contract
+from kernelwright.spec.result import Flag, Level
 from kernelwright.tools.evaluate._loader import Rejected
-from kernelwright.tools.evaluate.result import Flag, Level
 
 CHUNK = 1 << 15  # elements per pass of all_close: temporaries stay in the L2 cache
 

@@ -14,8 +14,8 @@ import torch
 
 from kernelwright.errors import KernelwrightError, LaunchError
 from kernelwright.spec.inputs import init_inputs_for
+from kernelwright.spec.result import Flag, Level
 from kernelwright.tools.backends.base import KernelModule, KernelStats
-from kernelwright.tools.evaluate.result import Flag, Level
 
 _counter = itertools.count()
 MAX_ERROR_CHARS = 6000

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from kernelwright.config import Settings
 from kernelwright.spec import Candidate, Task
+from kernelwright.spec.result import EvalResult
 from kernelwright.tools.evaluate.pool import WorkerPool
-from kernelwright.tools.evaluate.result import EvalResult
 
 
 def evaluate(

@@ -11,8 +11,8 @@ from typing import Any
 from kernelwright.config import Settings
 from kernelwright.errors import WorkerError
 from kernelwright.spec import Candidate, Contract, Task, derive_contract
+from kernelwright.spec.result import EvalResult, Level
 from kernelwright.tools.evaluate.process import WorkerFailed, WorkerProcess
-from kernelwright.tools.evaluate.result import EvalResult, Level
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ import torch
 
 from kernelwright.config import Settings
 from kernelwright.spec import Contract, import_task_module, variant_inputs
+from kernelwright.spec.result import Flag, Level
 from kernelwright.tools.evaluate._compare import clone_inputs
 from kernelwright.tools.evaluate._loader import Rejected, forget, import_candidate, kernel_stats
 from kernelwright.tools.evaluate.guards import (
@@ -29,7 +30,6 @@ from kernelwright.tools.evaluate.guards import (
 )
 from kernelwright.tools.evaluate.observers import load_observer
 from kernelwright.tools.evaluate.replay import RECHECK_SEED, Replay
-from kernelwright.tools.evaluate.result import Flag, Level
 from kernelwright.tools.evaluate.sandbox import limit_cpu_for_call
 from kernelwright.tools.evaluate.timing import TIMING_SEED_BASE, Timer, input_stream
 from kernelwright.tools.evaluate.verify import Verdict, Verifier

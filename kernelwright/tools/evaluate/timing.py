@@ -20,9 +20,9 @@ from typing import Any
 import torch
 
 from kernelwright.spec import Contract, ShapeVariant, variant_inputs
+from kernelwright.spec.result import Timing
 from kernelwright.tools.evaluate import _compare as cmp
 from kernelwright.tools.evaluate.observers import Observer
-from kernelwright.tools.evaluate.result import Timing
 
 TIMING_SEED_BASE = 1_000_003
 POOL_SIZE = 8

@@ -22,13 +22,13 @@ import torch
 
 from kernelwright.spec import Contract, ShapeVariant, variant_inputs
 from kernelwright.spec.inputs import as_tensor_list
+from kernelwright.spec.result import REJECTING, Flag, Level, VariantCheck
 from kernelwright.tools.evaluate import _compare as cmp
 from kernelwright.tools.evaluate._loader import Rejected, build_model, error_text, share_weights
 from kernelwright.tools.evaluate.guards import ThreadGuard
 from kernelwright.tools.evaluate.poison import PoisonKind, PoisonMode
 from kernelwright.tools.evaluate.precision import downgrade_message, reference_fp64
 from kernelwright.tools.evaluate.replay import Entry, Replay, smallest
-from kernelwright.tools.evaluate.result import REJECTING, Flag, Level, VariantCheck
 
 
 @dataclass

@@ -4,7 +4,6 @@ from kernelwright.tools.evolve.archive import MapElitesArchive
 from kernelwright.tools.evolve.descriptors import (
     AXES,
     Descriptor,
-    MachinePeaks,
     describe,
     measured_bound,
 )
@@ -15,7 +14,6 @@ __all__ = [
     "AXES",
     "Descriptor",
     "Elite",
-    "MachinePeaks",
     "MapElitesArchive",
     "Mode",
     "ParentSelector",

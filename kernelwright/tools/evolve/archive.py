@@ -27,7 +27,7 @@ from kernelwright.tools.evolve.islands import Cell, Elite, Island, migrate
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kernelwright.tools.evaluate.result import EvalResult
+    from kernelwright.spec.result import EvalResult
 
 logger = logging.getLogger(__name__)
 FORMAT_VERSION = 1

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import NamedTuple
+
+from kernelwright.spec.peaks import MachinePeaks
 
 AXES: tuple[str, ...] = ("memory", "compute", "parallelism")
 LEVELS = 4
@@ -195,19 +196,6 @@ class Descriptor(NamedTuple):
     parallelism: int
 
 
-@dataclass(frozen=True)
-class MachinePeaks:
-    """A device's roofs: peak memory bandwidth (GB/s) and peak arithmetic rate (GFLOP/s)."""
-
-    gbps: float
-    gflops: float
-
-    @property
-    def ridge(self) -> float:
-        """Arithmetic intensity (FLOP/byte) where the two roofs meet."""
-        return self.gflops / self.gbps
-
-
 def normalize_language(language: str) -> str:
     """Map a backend or language name (``sycl``, ``c++``, ``auto``...) onto a pattern table."""
     lang = _ALIASES.get(language.lower(), language.lower())
@@ -273,7 +261,7 @@ def roofline_ratio(profile: object, peaks: MachinePeaks) -> float | None:
         return None
     if gbps <= 0:
         return float("inf")
-    return (gflops / peaks.gflops) / (gbps / peaks.gbps)
+    return (gflops / peaks.gflops) / (gbps / peaks.bandwidth_gbps)
 
 
 def measured_bound(profile: object, peaks: MachinePeaks) -> int | None:

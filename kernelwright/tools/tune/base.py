@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from kernelwright.tools.evaluate.result import Level
+from kernelwright.spec.result import Level
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from kernelwright.tools.evaluate.result import EvalResult
+    from kernelwright.spec.result import EvalResult
     from kernelwright.tools.tune.space import Scalar, SearchSpace
 
 WORST_VALUE = 0.0  # a speedup no real candidate scores

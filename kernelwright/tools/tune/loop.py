@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from kernelwright.spec.candidate import Candidate
-    from kernelwright.tools.evaluate.result import EvalResult
+    from kernelwright.spec.result import EvalResult
     from kernelwright.tools.tune.base import Tuner
     from kernelwright.tools.tune.space import Scalar
 

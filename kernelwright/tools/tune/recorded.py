@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernelwright.tools.evaluate.result import EvalResult, Level, Timing
+from kernelwright.spec.result import EvalResult, Level, Timing
 from kernelwright.tools.tune.base import params_key
 from kernelwright.tools.tune.space import SearchSpace
 

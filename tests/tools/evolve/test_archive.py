@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kernelwright.tools.evaluate.result import EvalResult, Level, Timing
+from kernelwright.spec.result import EvalResult, Level, Timing
 from kernelwright.tools.evolve.archive import MapElitesArchive
 from kernelwright.tools.evolve.islands import Elite, beats, fitness
 

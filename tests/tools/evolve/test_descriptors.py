@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kernelwright.spec.peaks import MachinePeaks
 from kernelwright.tools.evolve.descriptors import (
     Descriptor,
-    MachinePeaks,
     axis_level,
     describe,
     guess_language,
@@ -151,7 +151,7 @@ def test_unknown_language_names_the_choices():
         describe("x", "fortran")
 
 
-PEAKS = MachinePeaks(gbps=100.0, gflops=1000.0)  # ridge at 10 FLOP/byte
+PEAKS = MachinePeaks(bandwidth_gbps=100.0, gflops=1000.0)  # ridge at 10 FLOP/byte
 
 
 @pytest.mark.parametrize(

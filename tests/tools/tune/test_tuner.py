@@ -8,7 +8,7 @@ import pytest
 
 from kernelwright.errors import ConfigError
 from kernelwright.spec.candidate import Candidate
-from kernelwright.tools.evaluate.result import EvalResult, Level
+from kernelwright.spec.result import EvalResult, Level
 from kernelwright.tools.tune import tuner as tuner_mod
 from kernelwright.tools.tune.base import SpaceExhaustedError, TrialState, score, should_prune
 from kernelwright.tools.tune.baselines import GridSearch, RandomSearch

@@ -1,4 +1,4 @@
-"""What an evaluation returns: a correctness level, evidence, and timings as ratios."""
+"""What an evaluation returns: a correctness level, evidence, compiler stats, timings as ratios."""
 
 from __future__ import annotations
 
@@ -6,7 +6,18 @@ from enum import IntEnum, StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernelwright.tools.backends.base import KernelStats
+
+class KernelStats(BaseModel):
+    """Per-kernel compiler statistics (ptxas -v for CUDA; what a backend can tell otherwise)."""
+
+    model_config = ConfigDict(frozen=True)
+    registers: int | None = None
+    spill_stores: int | None = None
+    spill_loads: int | None = None
+    shared_bytes: int | None = None
+    barriers: int | None = None
+    stack_bytes: int | None = None
+    const_bytes: int | None = None
 
 
 class Level(IntEnum):

@@ -1,0 +1,9 @@
+"""The command line: parse, call the API, render with rich. No logic of its own.
+
+One module per group of commands; importing it registers its commands on ``app``.
+"""
+
+from kernelwright.cli import evaluate, gpusim, runs  # noqa: F401  (registers the commands)
+from kernelwright.cli._app import app
+
+__all__ = ["app"]

@@ -1,0 +1,46 @@
+"""The typer app, the consoles, and the options every command shares."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from kernelwright.config import Settings
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="kernelwright: agents that make GPU kernels faster, with honest numbers.",
+)
+console = Console()
+err_console = Console(stderr=True)
+
+BackendOpt = Annotated[str | None, typer.Option("--backend", help="sycl | cpp | cuda")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
+StoreOpt = Annotated[Path | None, typer.Option("--store", help="run store directory")]
+
+
+def _settings(**overrides) -> Settings:
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def _fail(exc: Exception) -> None:
+    """Print ``exc`` as plain text (it may carry paths or untrusted text) and exit with 2.
+
+    Never markup (a message may contain ``[...]``) and never hard-wrapped (a user copies paths).
+    """
+    err_console.print(Text("error: ", style="red") + Text(str(exc)), soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@app.callback()
+def main(verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
