@@ -19,7 +19,10 @@ unless scattered addresses make the decimal deltas longer than the hex list (the
 
 from __future__ import annotations
 
+import lzma
 import sys
+from pathlib import Path
+from typing import IO
 
 from kernelwright.errors import KernelwrightError
 from kernelwright.tools.gpusim.records import KernelInfo, TraceInstruction
@@ -40,6 +43,25 @@ _intern = sys.intern
 
 class TraceFormatError(KernelwrightError, ValueError):
     """A trace file does not follow the Accel-Sim syntax (the message names file and line)."""
+
+
+def open_text(path: Path) -> IO[str]:
+    """Open a trace text file, decompressing ``.xz`` on the fly."""
+    if path.suffix == ".xz":
+        return lzma.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
+
+
+def parse_line(tok: list[str], skip: int, path: Path, lineno: int) -> TraceInstruction:
+    """:func:`parse_instruction` from field ``skip``; errors name the file and line."""
+    try:
+        return parse_instruction(tok, skip)
+    except ValueError as exc:
+        raise TraceFormatError(
+            f"{path}:{lineno}: cannot parse instruction {' '.join(tok)[:120]!r}: {exc}. Fix: "
+            "check that the active-lane mask matches the number of addresses and that the "
+            "header's tracer version / enable lineinfo fit the lines."
+        ) from exc
 
 
 # ----------------------------------------------------------------------------- addresses
@@ -77,13 +99,30 @@ def _is_contiguous(mask: int) -> bool:
 
 
 def _decode_addresses(mode: int, mask: int, tok: list[str], j: int) -> tuple[tuple[int, ...], int]:
-    """Decode the addresses after ``mode``; returns them and the index after the last token."""
+    """Decode the addresses after ``mode``; returns them and the index after the last token.
+
+    Modes 3 and 4 are the tensor-memory-accelerator forms (``UTMALDG`` ...) of newer tracers:
+    3 = ``count addr...``; 4 = ``base count delta...`` (count - 1 deltas). Their addresses are
+    per transfer, not per lane.
+    """
     n = mask.bit_count()
+    if mode == 3:
+        count = int(tok[j])
+        _need(tok, j + 1 + count, f"mode 3 lists {count} addresses")
+        return tuple(int(x, 16) for x in tok[j + 1:j + 1 + count]), j + 1 + count
+    if mode == 4:
+        base, count = int(tok[j], 16), int(tok[j + 1])
+        _need(tok, j + 1 + count, f"mode 4 has base, count {count} and {count - 1} deltas")
+        out = [base] if count else []
+        for x in tok[j + 2:j + 1 + count]:
+            out.append(out[-1] + int(x))
+        return tuple(out), j + 1 + max(count, 1)
     need = {0: n, 1: 2, 2: max(n, 1)}.get(mode)
     if need is None:
-        raise ValueError(f"unknown address compression mode {mode}")
-    if len(tok) < j + need:
-        raise ValueError(f"mode {mode} needs {need} address fields for {n} active lanes")
+        raise ValueError(f"address mode {mode} is unknown; expected 0 (list), 1 (base stride), "
+                         "2 (base deltas), 3 or 4 (TMA)")
+    _need(tok, j + need, f"mode {mode} needs {need} address fields for {n} active lanes "
+          f"(mask {mask:08x})")
     if mode == 0:
         return tuple(int(x, 16) for x in tok[j:j + n]), j + n
     if mode == 1:
@@ -98,6 +137,11 @@ def _decode_addresses(mode: int, mask: int, tok: list[str], j: int) -> tuple[tup
         addr += int(x)
         out.append(addr)
     return (tuple(out) if n else ()), j + max(n, 1)
+
+
+def _need(tok: list[str], end: int, what: str) -> None:
+    if len(tok) < end:
+        raise ValueError(f"{what}, but the line ends after {len(tok)} fields")
 
 
 # ----------------------------------------------------------------------------- lines
@@ -119,21 +163,67 @@ def parse_instruction(tok: list[str], start: int = 0) -> TraceInstruction:
     """Parse the tokens of one instruction line from index ``start`` (the PC field).
 
     Raises:
-        ValueError / IndexError: on malformed lines (callers add the file and line number).
+        ValueError: on a malformed line, saying which field was expected (callers add the file
+            and line number).
     """
-    pc, mask, nd = int(tok[start], 16), int(tok[start + 1], 16), int(tok[start + 2])
-    j = start + 3 + nd
-    dests = tuple(_intern(r) for r in tok[start + 3:j])
-    opcode, ns = _intern(tok[j]), int(tok[j + 1])
-    srcs = tuple(_intern(r) for r in tok[j + 2:j + 2 + ns])
-    j += 2 + ns
-    width = int(tok[j])
-    j += 1
-    addresses: tuple[int, ...] = ()
-    if width:
-        addresses, j = _decode_addresses(int(tok[j]), mask, tok, j + 1)
+    try:
+        pc, mask, nd = int(tok[start], 16), int(tok[start + 1], 16), int(tok[start + 2])
+        j = start + 3 + nd
+        dests = tuple(_intern(r) for r in tok[start + 3:j])
+        opcode, ns = _intern(tok[j]), int(tok[j + 1])
+        srcs = tuple(_intern(r) for r in tok[j + 2:j + 2 + ns])
+        j += 2 + ns
+        width = int(tok[j])
+        j += 1
+        addresses: tuple[int, ...] = ()
+        if width:
+            addresses, j = _decode_addresses(int(tok[j]), mask, tok, j + 1)
+    except (ValueError, IndexError) as exc:
+        raise ValueError(_diagnose(tok, start) or str(exc)) from exc
     imm = _parse_int(tok[j]) if j < len(tok) else 0
     return TraceInstruction(pc, mask, opcode, dests, srcs, width, addresses, imm)
+
+
+_FIELDS = "PC mask dest_num [dests] opcode src_num [srcs] mem_width [mode addresses] immediate"
+
+
+def _diagnose(tok: list[str], start: int) -> str | None:
+    """Walk the fields of a line that failed to parse; say which one is not what it should be."""
+    def bad(k: int, expected: str) -> str:
+        got = repr(tok[k]) if k < len(tok) else "the end of the line"
+        return f"field {k + 1}: expected {expected}, got {got} (format: {_FIELDS})"
+
+    if not _is_hex(tok, start):
+        return bad(start, "a hex PC such as 00a0")
+    if not _is_hex(tok, start + 1):
+        return bad(start + 1, "a hex active mask such as ffffffff")
+    if not _is_int(tok, start + 2):
+        return bad(start + 2, "dest_num, the number of destination registers (0 or 1)")
+    j = start + 3 + int(tok[start + 2])
+    if j >= len(tok) or not tok[j][:1].isalpha():
+        return bad(j, f"{int(tok[start + 2])} destination register(s) then an opcode")
+    if not _is_int(tok, j + 1):
+        return bad(j + 1, f"src_num (the number of source registers) after opcode {tok[j]}")
+    j += 2 + int(tok[j + 1])
+    if not _is_int(tok, j):
+        return bad(j, "mem_width (bytes per lane, 0 for non-memory) after the source registers")
+    if int(tok[j]) and not _is_int(tok, j + 1):
+        return bad(j + 1, "an address mode 0-4 after a non-zero mem_width")
+    return None
+
+
+def _is_hex(tok: list[str], k: int) -> bool:
+    if k >= len(tok):
+        return False
+    try:
+        int(tok[k], 16)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_int(tok: list[str], k: int) -> bool:
+    return k < len(tok) and tok[k].lstrip("-").isdigit()
 
 
 def _parse_int(text: str) -> int:

@@ -1,31 +1,28 @@
-"""Streaming readers for Accel-Sim kernel trace files (``.trace``, ``.traceg``, maybe ``.xz``).
+"""Streaming readers for Accel-Sim trace folders and kernel files (``.trace[g]``, maybe ``.xz``).
 
-A kernel file's header is read eagerly (a few lines); its warps are streamed: a ``.traceg`` file
-is already grouped by thread block and warp, so one warp is held in memory at a time. A raw
-``.trace`` interleaves lines of all warps; it is read twice - once to find the last line of each
-thread block, then again holding only the thread blocks that are still open.
+A kernel file's header is read eagerly (a few lines); its warps are streamed by
+:mod:`._trace_grouped` (``.traceg``, one warp in memory at a time) or :mod:`._trace_raw`
+(``.trace``, interleaved warps, read twice). A folder is walked through its ``kernelslist.g``.
 """
 
 from __future__ import annotations
 
 import logging
-import lzma
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from kernelwright.tools.gpusim._trace_format import (
     TraceFormatError,
     header_to_info,
+    open_text,
     parse_header_line,
-    parse_instruction,
 )
-from kernelwright.tools.gpusim.records import KernelInfo, TraceInstruction, WarpStream
+from kernelwright.tools.gpusim._trace_grouped import grouped_warps
+from kernelwright.tools.gpusim._trace_raw import raw_warps
+from kernelwright.tools.gpusim.records import KernelInfo, WarpStream
 
 logger = logging.getLogger(__name__)
-_Cta = tuple[int, int, int]
-_CACHE_LINES = 200_000  # distinct instruction lines remembered per file (bounds memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,13 +32,6 @@ class MemcpyCommand:
     kind: str
     addr: int
     nbytes: int
-
-
-def open_text(path: Path) -> IO[str]:
-    """Open a trace text file, decompressing ``.xz`` on the fly."""
-    if path.suffix == ".xz":
-        return lzma.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
 
 
 class TraceKernelFile:
@@ -83,96 +73,17 @@ class TraceKernelFile:
         return fields, grouped
 
     def warps(self) -> Iterator[WarpStream]:
-        """Yield the kernel's warps, grouped by thread block, streaming from disk."""
+        """Yield the kernel's warps, grouped by thread block, streaming from disk.
+
+        Raises:
+            TraceFormatError: a malformed line (the message names file, line and what was
+                expected there).
+        """
         if self.grouped:
-            yield from self._grouped_warps()
+            skip = (4 if self.version < 3 else 0) + (1 if self.lineinfo else 0)
+            yield from grouped_warps(self.path, skip)
         else:
-            yield from self._raw_warps()
-
-    # ------------------------------------------------------------------ .traceg
-    def _grouped_warps(self) -> Iterator[WarpStream]:
-        skip = (4 if self.version < 3 else 0) + (1 if self.lineinfo else 0)
-        cta: _Cta = (0, 0, 0)
-        warp_id: int | None = None
-        insts: list[TraceInstruction] = []
-        cache: dict[str, TraceInstruction] = {}  # identical lines (same PC, mask, addresses)
-        with open_text(self.path) as fh:
-            for lineno, raw in enumerate(fh, 1):
-                line = raw.strip()
-                if not line or line[0] == "-":
-                    continue
-                head = line[0]
-                if head in "#tw":
-                    if warp_id is not None and (head != "#" or line.startswith("#END_TB")):
-                        yield WarpStream(cta, warp_id, tuple(insts))
-                        warp_id, insts = None, []
-                    if head == "t":
-                        cta = _parse_cta(line.partition("=")[2], self.path, lineno)
-                    elif head == "w":
-                        warp_id = int(line.partition("=")[2])
-                elif head != "i":  # "insts = N" carries no information we need
-                    inst = cache.get(line)
-                    if inst is None:
-                        inst = self._parse(line.split(), skip, lineno)
-                        if len(cache) < _CACHE_LINES:
-                            cache[line] = inst
-                    insts.append(inst)
-        if warp_id is not None:
-            yield WarpStream(cta, warp_id, tuple(insts))
-
-    # ------------------------------------------------------------------ raw .trace
-    def _raw_warps(self) -> Iterator[WarpStream]:
-        last_line = self._last_line_per_cta()
-        skip = 1 if self.lineinfo else 0
-        open_ctas: dict[_Cta, dict[int, list[TraceInstruction]]] = {}
-        cache: dict[str, TraceInstruction] = {}
-        with open_text(self.path) as fh:
-            for lineno, raw in enumerate(fh, 1):
-                tok = raw.split(None, 4)
-                if len(tok) < 5 or not tok[0].isdigit():
-                    continue
-                cta = (int(tok[0]), int(tok[1]), int(tok[2]))
-                rest = tok[4].strip()
-                inst = cache.get(rest)
-                if inst is None:
-                    inst = self._parse(rest.split(), skip, lineno)
-                    if len(cache) < _CACHE_LINES:
-                        cache[rest] = inst
-                warps = open_ctas.setdefault(cta, {})
-                warps.setdefault(int(tok[3]), []).append(inst)
-                if last_line[cta] == lineno:
-                    del open_ctas[cta]
-                    for wid in sorted(warps):
-                        yield WarpStream(cta, wid, tuple(warps[wid]))
-
-    def _last_line_per_cta(self) -> dict[_Cta, int]:
-        last: dict[_Cta, int] = {}
-        with open_text(self.path) as fh:
-            for lineno, raw in enumerate(fh, 1):
-                tok = raw.split(None, 3)
-                if len(tok) == 4 and tok[0].isdigit():
-                    last[(int(tok[0]), int(tok[1]), int(tok[2]))] = lineno
-        return last
-
-    def _parse(self, tok: list[str], skip: int, lineno: int) -> TraceInstruction:
-        try:
-            return parse_instruction(tok, skip)
-        except (ValueError, IndexError) as exc:
-            raise TraceFormatError(
-                f"{self.path}:{lineno}: cannot parse instruction {' '.join(tok)!r} ({exc}). "
-                "Fix: check that the active-lane mask matches the number of addresses and "
-                "that the header's tracer version / enable lineinfo fit the lines."
-            ) from exc
-
-
-def _parse_cta(text: str, path: Path, lineno: int) -> _Cta:
-    try:
-        x, y, z = (int(v) for v in text.split(","))
-    except ValueError as exc:
-        raise TraceFormatError(
-            f"{path}:{lineno}: bad 'thread block = x,y,z' line. Fix: three comma-separated ints."
-        ) from exc
-    return (x, y, z)
+            yield from raw_warps(self.path, self.lineinfo)
 
 
 def _int_or(text: str | None, default: int) -> int:
@@ -204,8 +115,14 @@ def read_trace_dir(path: str | Path) -> Iterator[TraceKernelFile | MemcpyCommand
                 continue
             if line.lower().startswith("memcpy"):
                 yield _parse_memcpy(line, listing, lineno)
-            else:
+            elif line.startswith("kernel"):
                 yield TraceKernelFile(_resolve_kernel(root, line))
+            else:
+                raise TraceFormatError(
+                    f"{listing}:{lineno}: expected 'MemcpyHtoD,0x<addr>,<bytes>' or a kernel "
+                    f"file name such as kernel-1.traceg, got {line[:80]!r}. Fix: one command "
+                    "per line, as the tracer writes them."
+                )
 
 
 def iter_kernels(path: str | Path) -> Iterator[TraceKernelFile]:

@@ -55,12 +55,28 @@ class KernelInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterPosition:
+    """Where a thread block sits in its thread-block cluster (Hopper and later).
+
+    The current Accel-Sim tracer writes these after ``thread block = x,y,z`` in ``.traceg``
+    files (``cluster id = x,y,z``, ``cluster cta = x,y,z``, ``cluster rank = n``) and as fields
+    5-11 of raw ``.trace`` lines. A GPU without clusters reports every block as cluster
+    ``(x,y,z)`` of one block: id = block index, cta = (0,0,0), rank 0.
+    """
+
+    cluster_id: tuple[int, int, int]
+    cta_in_cluster: tuple[int, int, int]
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
 class WarpStream:
-    """All instructions one warp executed, in order."""
+    """All instructions one warp executed, in order (``cluster``: None when the trace has none)."""
 
     cta: tuple[int, int, int]
     warp_id: int
     instructions: tuple[TraceInstruction, ...]
+    cluster: ClusterPosition | None = None
 
 
 class TraceSink(Protocol):

@@ -155,7 +155,13 @@ class TraceDirWriter:
             if stream.cta in self._kept:
                 logger.warning("thread block %s arrived in two parts; written twice", stream.cta)
             self._kept.add(stream.cta)
-            fh.write("#BEGIN_TB\n\nthread block = {},{},{}\n\n".format(*stream.cta))
+            fh.write("#BEGIN_TB\n\nthread block = {},{},{}\n".format(*stream.cta))
+            if stream.cluster is not None:
+                c = stream.cluster
+                fh.write("cluster id = {},{},{}\n".format(*c.cluster_id)
+                         + "cluster cta = {},{},{}\n".format(*c.cta_in_cluster)
+                         + f"cluster rank = {c.rank}\n")
+            fh.write("\n")
             self._cta = stream.cta
         fh.write(f"warp = {stream.warp_id}\ninsts = {len(stream.instructions)}\n")
         compress = self.compress
