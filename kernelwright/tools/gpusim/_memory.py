@@ -3,15 +3,16 @@ per-CTA / per-thread arenas for shared and local memory. All accesses are vector
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from kernelwright.errors import LaunchError
+from kernelwright.tools.gpusim.address_space import AddressSpace
 
-GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x0000_1000_0000_0000  # generic addresses of shared memory
 LOCAL_WINDOW = 0x0000_2000_0000_0000  # generic addresses of local memory
 WINDOW_SIZE = 1 << 32
-_GAP = 1 << 20
 
 
 class MemoryFault(LaunchError):
@@ -49,21 +50,25 @@ class GlobalMemory:
         array([0.], dtype=float32)
     """
 
-    def __init__(self) -> None:
-        self.bases: list[int] = []
+    def __init__(self, space: AddressSpace | None = None) -> None:
+        self.space = space if space is not None else AddressSpace()
+        self.bases: list[int] = []  # sorted
         self.buffers: list[np.ndarray] = []
         self.names: list[str] = []
-        self._next = GLOBAL_BASE
         self._bases_arr = np.zeros(0, np.uint64)
 
     def add(self, array: np.ndarray, name: str = "") -> int:
-        """Register a C-contiguous array (written in place); returns its device address."""
+        """Register a C-contiguous array (written in place); returns its device address.
+
+        The address comes from the launch's :class:`AddressSpace`: the same buffer passed to
+        several launches sharing a space keeps its address.
+        """
         flat = array.reshape(-1).view(np.uint8) if array.size else np.zeros(0, np.uint8)
-        base = self._next
-        self.bases.append(base)
-        self.buffers.append(flat)
-        self.names.append(name)
-        self._next = base + (flat.size + 2 * _GAP) // _GAP * _GAP
+        base = self.space.address_of(flat)
+        k = bisect.bisect_right(self.bases, base)
+        self.bases.insert(k, base)
+        self.buffers.insert(k, flat)
+        self.names.insert(k, name)
         self._bases_arr = np.array(self.bases, np.uint64)
         return base
 

@@ -56,6 +56,17 @@ class SectorCache:
         return mask & ~v & 0xF
 
 
+    def clean(self) -> int:
+        """Mark every sector clean (written back); returns how many were dirty."""
+        dirty = 0
+        for s in self.sets.values():
+            for line, v in s.items():
+                if v >> 4:
+                    dirty += (v >> 4).bit_count()
+                    s[line] = v & 0xF
+        return dirty
+
+
 def coalesce(addr_lists: list[tuple[int, ...]], widths: list[int]) -> list[list[tuple[int, int]]]:
     """Group each instruction's lane addresses into 128-byte lines with 32-byte sector masks.
 

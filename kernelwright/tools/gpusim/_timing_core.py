@@ -18,7 +18,6 @@ from collections import deque
 from collections.abc import Iterator
 from heapq import heappop, heappush, heappushpop
 from itertools import islice
-from operator import attrgetter
 
 from kernelwright.tools.gpusim._memsys import SectorCache
 from kernelwright.tools.gpusim._opclass import OpClass
@@ -30,9 +29,8 @@ _O = OpClass
 _MEMORY = frozenset(int(c) for c in (
     _O.LD_GLOBAL, _O.ST_GLOBAL, _O.LD_LOCAL, _O.ST_LOCAL, _O.LD_SHARED, _O.ST_SHARED,
     _O.LD_CONST, _O.ATOM_GLOBAL, _O.ATOM_SHARED, _O.ASYNC_COPY, _O.SHUFFLE))
-_BARRIER, _ASYNC_WAIT, _EXIT = int(_O.BARRIER), int(_O.ASYNC_WAIT), int(_O.EXIT)
+_BARRIER, _ASYNC_WAIT = int(_O.BARRIER), int(_O.ASYNC_WAIT)
 _BATCH = 64  # thread blocks decoded per numpy batch
-_MASK = attrgetter("mask")
 _RESERVE = 4  # a warp may book an issue slot up to this many cycles ahead
 
 
@@ -65,7 +63,8 @@ class Engine:
     """Simulates one kernel; ``run()`` returns its cycle count, counters stay on the object."""
 
     def __init__(self, gpu: GPUConfig, ctas_per_sm: int, ctas: Iterator[list[WarpStream]],
-                 policy: str = "gto", shared_per_sm: int = 0) -> None:
+                 policy: str = "gto", shared_per_sm: int = 0,
+                 l2: SectorCache | None = None) -> None:
         self.gpu, self.ctas_per_sm, self._ctas, self.lrr = gpu, ctas_per_sm, ctas, policy == "lrr"
         self.decoder = Decoder(gpu)
         n, s = gpu.num_sms, gpu.schedulers_per_sm
@@ -75,7 +74,8 @@ class Engine:
         self.warp_count = [0] * n
         l1_bytes = gpu.l1_bytes_for(shared_per_sm)
         self.l1 = [SectorCache(l1_bytes, gpu.l1_assoc, gpu.line_bytes) for _ in range(n)]
-        self.l2 = SectorCache(gpu.l2_bytes, gpu.l2_assoc, gpu.line_bytes)
+        self.l2 = l2 if l2 is not None else SectorCache(gpu.l2_bytes, gpu.l2_assoc,
+                                                        gpu.line_bytes)
         self.l2_free = self.dram_free = 0.0
         self.l2_bw, self.dram_bw = gpu.l2_bytes_per_cycle, gpu.dram_bytes_per_cycle
         self.l2_latency, self.dram_latency = gpu.l2_latency, gpu.dram_latency
@@ -96,7 +96,8 @@ class Engine:
             batch = list(islice(self._ctas, _BATCH))
             if not batch:
                 return None
-            flat = self.decoder.decode_cta([w for cta in batch for w in cta])
+            flat, threads = self.decoder.decode_cta([w for cta in batch for w in cta])
+            self.c["thread_insts"] += threads
             pos = 0
             for cta in batch:
                 self._decoded.append((cta, flat[pos:pos + len(cta)]))
@@ -105,10 +106,8 @@ class Engine:
 
     def _launch(self, sm: int, t: float) -> None:
         while (nxt := self._next_cta()) is not None:
-            warps, decoded = nxt
+            _, decoded = nxt
             self.c["ctas"] += 1
-            self.c["thread_insts"] += sum(
-                sum(map(int.bit_count, map(_MASK, w.instructions))) for w in warps)
             busy = [insts for insts in decoded if insts]
             if busy:  # a block whose warps are all empty ends at once: take the next one
                 self._start(sm, t, busy)
@@ -181,8 +180,8 @@ class Engine:
                 regs[r] = done
             count += 1
             idx = w.idx = w.idx + 1
-            if cls == _BARRIER or cls == _EXIT or idx >= len(insts):
-                if cls == _BARRIER:
+            if cls == _BARRIER or idx >= len(insts):  # the decoder cut the stream at its EXIT
+                if idx < len(insts):
                     self._arrive(w, t)
                 else:
                     self._finish(w, t + 1)
@@ -299,6 +298,7 @@ class Engine:
         self.dram_free = max(t, self.dram_free) + nbytes / self.dram_bw
         return self.dram_free
 
-    def dirty_bytes(self) -> int:
-        """Bytes still dirty in L2 at the end (written back after the kernel)."""
-        return sum(32 * (v >> 4).bit_count() for s in self.l2.sets.values() for v in s.values())
+    def write_back(self) -> int:
+        """Bytes still dirty in L2 at the end, now marked clean (written back after the kernel,
+        not charged to cycles; a warm L2 passed to the next kernel holds them clean)."""
+        return 32 * self.l2.clean()

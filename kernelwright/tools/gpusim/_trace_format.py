@@ -191,7 +191,7 @@ def _diagnose(tok: list[str], start: int) -> str | None:
     """Walk the fields of a line that failed to parse; say which one is not what it should be."""
     def bad(k: int, expected: str) -> str:
         got = repr(tok[k]) if k < len(tok) else "the end of the line"
-        return f"field {k + 1}: expected {expected}, got {got} (format: {_FIELDS})"
+        return f"instruction field {k + 1}: expected {expected}, got {got} (format: {_FIELDS})"
 
     if not _is_hex(tok, start):
         return bad(start, "a hex PC such as 00a0")

@@ -63,7 +63,7 @@ class TraceKernelFile:
                 if kv is not None:
                     fields.setdefault(*kv)
                 elif line and not line.startswith("#traces"):
-                    grouped = line.startswith("#BEGIN_TB")
+                    grouped = grouped or line.startswith("#BEGIN_TB")  # a .trace named wrongly
                     break
         if "kernel name" not in fields:
             raise TraceFormatError(

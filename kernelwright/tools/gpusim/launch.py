@@ -23,6 +23,7 @@ from kernelwright.tools.gpusim._memory import GlobalMemory
 from kernelwright.tools.gpusim._regcount import register_counts
 from kernelwright.tools.gpusim._trace import TraceSampling, WarpRecorder
 from kernelwright.tools.gpusim._types import dtype_of
+from kernelwright.tools.gpusim.address_space import AddressSpace
 from kernelwright.tools.gpusim.emulator import (
     LaunchContext,
     LaunchStats,
@@ -137,7 +138,8 @@ _TYPES_OK = frozenset("b8 b16 b32 b64 u8 u16 u32 u64 s8 s16 s32 s64 f16 f32 f64"
 def launch(ptx: str, kernel: str, grid: Any, block: Any, args: list[Any] | tuple[Any, ...],
            shared_bytes: int = 0, trace: TraceSink | None = None, *,
            sampling: TraceSampling | None = None, max_threads: int = 32768,
-           kernel_id: int | None = None) -> LaunchStats:  # fmt: skip
+           kernel_id: int | None = None,
+           address_space: AddressSpace | None = None) -> LaunchStats:  # fmt: skip
     """Emulate one kernel launch on CPU arrays; pointer arguments are written in place.
 
     Args:
@@ -151,6 +153,9 @@ def launch(ptx: str, kernel: str, grid: Any, block: Any, args: list[Any] | tuple
         sampling: which CTAs/warps to trace (default: all).
         max_threads: threads emulated together in one batch of CTAs.
         kernel_id: id in the trace header (default: a process-wide counter).
+        address_space: device addresses of the buffers; pass one space to every launch of a
+            program so each buffer keeps its address across launches (inter-kernel reuse in
+            the timing model's L2). Default: a fresh space (addresses restart every launch).
 
     Returns:
         LaunchStats with instruction counts and memory traffic.
@@ -161,7 +166,7 @@ def launch(ptx: str, kernel: str, grid: Any, block: Any, args: list[Any] | tuple
     h = _hash(ptx)
     prog = _program(h, ptx, kernel)
     _, module_globals = _module(h, ptx)
-    mem = GlobalMemory()
+    mem = GlobalMemory(address_space)
     symbols = {n: ("global", mem.add(b, n)) for n, b in module_globals.items()}
     params = _param_bytes(prog.kernel.params, list(args), mem)
     ctx = LaunchContext(grid3, block3, int(shared_bytes), mem, params, symbols)

@@ -11,7 +11,11 @@ It replays a kernel trace (from the PTX emulator or a real Accel-Sim trace) on a
 * memory - lane addresses coalesce into 32-byte sectors of 128-byte lines; per-SM L1 (what shared
   memory leaves of the unified L1/shared capacity) and a shared L2 (set-associative, LRU,
   sectored); DRAM and L2 are bandwidth-limited queues with latency;
-  shared memory costs one wavefront per distinct 4-byte word in the busiest of 32 banks.
+  shared memory costs one wavefront per distinct 4-byte word in the busiest of 32 banks;
+* launches - L1s start cold every launch; the L2 starts cold too unless ``warm_l2`` (or an
+  :class:`L2State` passed along) keeps its contents from the previous launch, so kernel B hits
+  on lines kernel A left there (dirty lines are written back, off the clock, between launches).
+  Memcpy commands in a trace folder do not touch the L2.
 
 Every number it produces is "versus the reference model", not a measurement.
 
@@ -25,17 +29,26 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from kernelwright.tools.gpusim._memsys import SectorCache
 from kernelwright.tools.gpusim._timing_core import Engine
 from kernelwright.tools.gpusim.gpus import GPUConfig, gpu_by_name
 from kernelwright.tools.gpusim.records import KernelInfo, KernelTrace, WarpStream
 from kernelwright.tools.gpusim.traces import SAMPLED_CTAS_KEY, iter_kernels
 
-__all__ = ["KernelTiming", "Occupancy", "occupancy", "simulate_kernel", "simulate_trace_dir"]
+__all__ = [
+    "KernelTiming",
+    "L2State",
+    "Occupancy",
+    "occupancy",
+    "simulate_kernel",
+    "simulate_kernels",
+    "simulate_trace_dir",
+]
 
 logger = logging.getLogger(__name__)
 DEFAULT_NREGS = 32  # used when a trace's register count is missing or untrusted
@@ -127,18 +140,47 @@ def _group_ctas(warps: Iterator[WarpStream]) -> Iterator[list[WarpStream]]:
         yield group
 
 
+class L2State:
+    """The L2 contents one launch leaves to the next (what ``warm_l2`` carries).
+
+    Example:
+        >>> l2 = L2State("rtx2080ti")
+        >>> a = simulate_kernel(k1, "rtx2080ti", l2=l2)  # doctest: +SKIP
+        >>> b = simulate_kernel(k2, "rtx2080ti", l2=l2)  # hits on what k1 left  # doctest: +SKIP
+    """
+
+    def __init__(self, gpu: GPUConfig | str) -> None:
+        self.gpu = gpu_by_name(gpu)
+        g = self.gpu
+        self.cache = SectorCache(g.l2_bytes, g.l2_assoc, g.line_bytes)
+
+    def __repr__(self) -> str:
+        lines = sum(len(s) for s in self.cache.sets.values())
+        return f"L2State({self.gpu.name!r}, lines={lines})"
+
+    def check(self, gpu: GPUConfig) -> SectorCache:
+        """The cache, if ``gpu`` has the same L2 geometry (else ValueError)."""
+        mine = (self.gpu.l2_bytes, self.gpu.l2_assoc, self.gpu.line_bytes)
+        if (gpu.l2_bytes, gpu.l2_assoc, gpu.line_bytes) != mine:
+            raise ValueError(f"this L2State was made for {self.gpu.name}'s L2; make a new "
+                             f"L2State({gpu.name!r}) to simulate on {gpu.name}")
+        return self.cache
+
+
 def simulate_kernel(
-    kernel: KernelTrace, gpu: GPUConfig | str, policy: str = "gto"
+    kernel: KernelTrace, gpu: GPUConfig | str, policy: str = "gto", *,
+    l2: L2State | None = None,
 ) -> KernelTiming:
-    """Replay one kernel trace on ``gpu`` (caches start cold).
+    """Replay one kernel trace on ``gpu`` (caches start cold unless ``l2`` is given).
 
     Args:
         kernel: anything with ``.info`` and ``.warps()`` (a trace file, an in-memory kernel).
         gpu: a configuration or a name for :func:`gpu_by_name`.
         policy: warp scheduling, ``"gto"`` (greedy-then-oldest) or ``"lrr"`` (round robin).
+        l2: L2 contents to start from; the kernel leaves its own in it for the next launch.
 
     Raises:
-        ValueError: unknown GPU name or policy.
+        ValueError: unknown GPU name or policy, or an ``l2`` made for another L2 size.
     """
     if policy not in ("gto", "lrr"):
         raise ValueError(f"unknown scheduling policy {policy!r}; choose 'gto' or 'lrr'")
@@ -147,14 +189,16 @@ def simulate_kernel(
     occ = occupancy(info, cfg)
     start = time.perf_counter()
     engine = Engine(cfg, occ.ctas_per_sm, _group_ctas(kernel.warps()), policy,
-                    shared_per_sm=occ.ctas_per_sm * info.shmem)
+                    shared_per_sm=occ.ctas_per_sm * info.shmem,
+                    l2=l2.check(cfg) if l2 is not None else None)
     simulated = math.ceil(engine.run())
+    written_back = engine.write_back()
     elapsed = time.perf_counter() - start
-    return _timing(info, cfg, occ, engine, simulated, elapsed)
+    return _timing(info, cfg, occ, engine, simulated, elapsed, written_back)
 
 
 def _timing(info: KernelInfo, gpu: GPUConfig, occ: Occupancy, engine: Engine, simulated: int,
-            elapsed: float) -> KernelTiming:
+            elapsed: float, written_back: int) -> KernelTiming:
     c = engine.c
     grid_ctas = math.prod(info.grid)
     ctas = int(c["ctas"])
@@ -169,7 +213,7 @@ def _timing(info: KernelInfo, gpu: GPUConfig, occ: Occupancy, engine: Engine, si
         waves=math.ceil(max(ctas, 1) / (occ.ctas_per_sm * gpu.num_sms)),
         l1_hit_rate=_rate(c["l1_hit"], c["l1_miss"]), l2_hit_rate=_rate(c["l2_hit"], c["l2_miss"]),
         dram_read_bytes=int(c["dram_read"]),
-        dram_write_bytes=int(c["dram_write"]) + engine.dirty_bytes(),
+        dram_write_bytes=int(c["dram_write"]) + written_back,
         global_load_sectors=int(c["gld_sectors"]), global_store_sectors=int(c["gst_sectors"]),
         shared_wavefronts=int(c["shared_waves"]),
         shared_bank_conflicts=int(c["shared_waves"] - c["shared_ideal"]),
@@ -197,14 +241,30 @@ def _rate(hit: float, miss: float) -> float | None:
     return hit / (hit + miss) if hit + miss else None
 
 
+def simulate_kernels(
+    kernels: Iterable[KernelTrace], gpu: GPUConfig | str = "rtx2080ti", policy: str = "gto", *,
+    warm_l2: bool = False,
+) -> list[KernelTiming]:
+    """Simulate kernels in launch order; ``warm_l2`` keeps the L2 from one to the next."""
+    cfg = gpu_by_name(gpu)
+    l2 = L2State(cfg) if warm_l2 else None
+    return [simulate_kernel(k, cfg, policy, l2=l2) for k in kernels]
+
+
 def simulate_trace_dir(
-    path: str | Path, gpu_name: GPUConfig | str = "rtx2080ti", policy: str = "gto"
+    path: str | Path, gpu_name: GPUConfig | str = "rtx2080ti", policy: str = "gto", *,
+    warm_l2: bool = False,
 ) -> list[KernelTiming]:
     """Simulate every kernel of a trace folder (or one kernel file) in launch order.
+
+    Args:
+        path: an Accel-Sim trace folder (``kernelslist.g``) or one kernel file.
+        gpu_name: a configuration or a name for :func:`gpu_by_name`.
+        policy: ``"gto"`` or ``"lrr"``.
+        warm_l2: keep the L2 contents across launches (default: every launch starts cold).
 
     Raises:
         ValueError: unknown GPU name (the message lists the choices).
         TraceFormatError: the folder or a file is not an Accel-Sim trace.
     """
-    gpu = gpu_by_name(gpu_name)
-    return [simulate_kernel(k, gpu, policy) for k in iter_kernels(path)]
+    return simulate_kernels(iter_kernels(path), gpu_name, policy, warm_l2=warm_l2)
