@@ -178,7 +178,7 @@ def test_malformed_raw_input_names_file_line_and_expectation(tmp_path: Path):
         list(TraceKernelFile(path).warps())
     path.write_text(header + "\n\n0 0 0 0 0000 ffffffff 1 R1 MOV 0 0\n"
                     "0 0 0 0 0010 ffffffff 1 R1 MOV 2 R3\n")
-    with pytest.raises(TraceFormatError, match=r"kernel-1.trace:17: .*field 9: expected mem_width"):
+    with pytest.raises(TraceFormatError, match=r"trace:17: .*field 9: expected mem_width"):
         list(TraceKernelFile(path).warps())
 
 
