@@ -1,0 +1,20 @@
+"""GEMM: matrix-vector product (1023 x 4097) @ (4097 x 1)."""
+
+import torch
+from torch import nn
+
+FAMILY = "gemm"
+TOLERANCES = {"float32": (1e-3, 1e-4)}
+
+
+class Model(nn.Module):
+    def forward(self, a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, v)
+
+
+def get_inputs():
+    return [torch.randn(1023, 4097), torch.randn(4097, 1)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,25 @@
+"""GEMM + epilogue: Linear (257 -> 129), BatchNorm1d in training mode, ReLU."""
+
+import torch
+from torch import nn
+
+FAMILY = "gemm_epilogue"
+TOLERANCES = {"float32": (1e-3, 1e-4)}
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features)
+        self.norm = nn.BatchNorm1d(out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.norm(self.fc(x)))
+
+
+def get_inputs():
+    return [torch.randn(95, 257)]
+
+
+def get_init_inputs():
+    return [257, 129]

@@ -1,0 +1,23 @@
+"""Pooling: MaxPool2d 3x3, stride 2, dilation 2, ceil_mode (partial windows at the edge)."""
+
+import torch
+from torch import nn
+
+FAMILY = "pooling"
+
+
+class Model(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pool = nn.MaxPool2d(kernel_size=3, stride=2, dilation=2, ceil_mode=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(x)
+
+
+def get_inputs():
+    return [torch.randn(2, 9, 37, 41)]
+
+
+def get_init_inputs():
+    return []
