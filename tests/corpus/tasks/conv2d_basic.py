@@ -22,3 +22,7 @@ def get_inputs():
 
 def get_init_inputs():
     return [3, 17, 3]
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 3, 17, 23)], "three": [(3, 3, 40, 21)]}

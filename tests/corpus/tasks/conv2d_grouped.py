@@ -22,3 +22,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 24, 9, 7)], "three": [(3, 24, 15, 20)]}

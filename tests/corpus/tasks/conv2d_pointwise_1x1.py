@@ -22,3 +22,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_pixel_row": [(1, 32, 1, 31)], "three": [(3, 32, 13, 11)]}

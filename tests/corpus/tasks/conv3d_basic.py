@@ -22,3 +22,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 3, 5, 7, 9)], "three": [(3, 3, 9, 8, 11)]}

@@ -22,3 +22,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 5, 7, 5, 3)], "three": [(3, 5, 10, 9, 8)]}

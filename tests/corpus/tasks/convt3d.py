@@ -22,3 +22,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 6, 3, 5, 4)], "three": [(3, 6, 5, 4, 7)]}

@@ -18,3 +18,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_batch": [(1, 1, 7, 65), (1, 1, 65, 31)], "odd": [(3, 2, 17, 9), (3, 2, 9, 5)]}

@@ -1,4 +1,4 @@
-"""GEMM: matrix-vector product (1023 x 4097) @ (4097 x 1)."""
+"""GEMM: matrix-vector product (511 x 2049) @ (2049 x 1)."""
 
 import torch
 from torch import nn
@@ -13,7 +13,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(1023, 4097), torch.randn(4097, 1)]
+    return [torch.randn(511, 2049), torch.randn(2049, 1)]
 
 
 def get_init_inputs():

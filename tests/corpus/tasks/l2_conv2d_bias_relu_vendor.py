@@ -25,3 +25,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 16, 7, 9)], "three": [(3, 16, 17, 14)]}

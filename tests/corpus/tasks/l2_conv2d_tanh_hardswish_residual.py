@@ -24,3 +24,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 7, 9, 5)], "three": [(3, 7, 15, 16)]}

@@ -23,3 +23,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 4, 3, 5, 7)], "three": [(3, 4, 6, 7, 5)]}

@@ -25,3 +25,7 @@ def get_inputs():
 
 def get_init_inputs():
     return [0.6]
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 3, 3, 5, 4)], "three": [(3, 3, 4, 3, 6)]}

@@ -26,3 +26,7 @@ def get_inputs():
 
 def get_init_inputs():
     return [24, 40]
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 24, 7, 5)], "three": [(3, 24, 13, 16)]}

@@ -17,3 +17,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 18, 1, 5)], "three": [(3, 18, 7, 4)]}

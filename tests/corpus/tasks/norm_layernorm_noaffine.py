@@ -17,3 +17,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_row": [(1, 1, 513)], "odd": [(3, 31, 97)]}

@@ -21,3 +21,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 4, 5, 6, 7)], "three": [(3, 4, 9, 4, 11)]}

@@ -21,3 +21,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 5, 3, 4, 5)], "three": [(3, 5, 9, 8, 11)]}

@@ -17,3 +17,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 3, 2, 3, 5)], "three": [(3, 3, 5, 8, 7)]}

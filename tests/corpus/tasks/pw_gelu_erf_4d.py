@@ -21,3 +21,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 7, 3, 5)], "three": [(3, 7, 31, 9)]}

@@ -17,3 +17,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_shape_variants():
+    return {"one_small": [(1, 19, 1, 7)], "three": [(3, 19, 17, 12)]}
