@@ -46,6 +46,8 @@ class Flag(StrEnum):
     DEGENERATE_TASK = "degenerate_task"  # the task's outputs do not depend on its inputs
     TIMING_MISMATCH = "timing_mismatch"  # outputs produced during timing were wrong
     EMULATED = "emulated"  # ran on the PTX emulator, not a GPU: verdict only, no timing
+    PROTOCOL_VIOLATION = "protocol_violation"  # the candidate runner sent what it may not send
+    WEAK_SANDBOX = "weak_sandbox"  # bubblewrap missing: candidate ran without the sandbox
 
 
 REJECTING: frozenset[Flag] = frozenset(
@@ -59,6 +61,7 @@ REJECTING: frozenset[Flag] = frozenset(
         Flag.PRECISION_DOWNGRADE,
         Flag.WRONG_OUTPUT_TYPE,
         Flag.TIMING_MISMATCH,
+        Flag.PROTOCOL_VIOLATION,
     }
 )
 

@@ -1,4 +1,4 @@
-"""Evaluation harness: sandboxed verification (correctness ladder) and interleaved timing."""
+"""Evaluation harness: a trusted orchestrator judges candidates that run alone in a sandbox."""
 
 from kernelwright.spec.result import (
     REJECTING,

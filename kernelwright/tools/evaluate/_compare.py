@@ -7,47 +7,8 @@ from typing import Any
 import torch
 
 from kernelwright.spec import Contract
-from kernelwright.spec.result import Flag, Level
-from kernelwright.tools.evaluate._loader import Rejected
 
 CHUNK = 1 << 15  # elements per pass of all_close: temporaries stay in the L2 cache
-
-
-def as_outputs(value: Any) -> list[torch.Tensor]:
-    """The candidate's return value as a list of plain, dense, CPU tensors, or ``Rejected``."""
-    items = list(value) if isinstance(value, tuple | list) else [value]
-    for i, item in enumerate(items):
-        problem = _type_problem(item)
-        if problem:
-            raise Rejected(
-                Level.SHAPE_MISMATCH,
-                f"output {i} {problem}; return plain dense CPU torch.Tensor objects",
-                {Flag.WRONG_OUTPUT_TYPE},
-            )
-    return items
-
-
-def _type_problem(item: Any) -> str | None:
-    if type(item) is not torch.Tensor:
-        return f"is a {type(item).__module__}.{type(item).__qualname__}, not torch.Tensor"
-    if item.device.type != "cpu":
-        return f"is on device {item.device}"
-    if item.layout != torch.strided:
-        return f"has layout {item.layout}"
-    return None
-
-
-def check_shapes(cand: list[torch.Tensor], ref: list[torch.Tensor]) -> None:
-    """Raise ``Rejected(SHAPE_MISMATCH)`` unless counts, shapes and dtypes agree."""
-    if len(cand) != len(ref):
-        raise Rejected(Level.SHAPE_MISMATCH, f"{len(cand)} outputs, the reference has {len(ref)}")
-    for i, (c, r) in enumerate(zip(cand, ref, strict=True)):
-        if c.shape != r.shape or c.dtype != r.dtype:
-            raise Rejected(
-                Level.SHAPE_MISMATCH,
-                f"output {i} is {c.dtype}{list(c.shape)}, the reference gives "
-                f"{r.dtype}{list(r.shape)}",
-            )
 
 
 def errors(cand: list[torch.Tensor], ref: list[torch.Tensor], contract: Contract):

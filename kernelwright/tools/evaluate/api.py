@@ -1,4 +1,4 @@
-"""``evaluate(task, candidate)``: the one call search code and agents use."""
+"""``evaluate(task, candidate, settings)``: the one call search code and agents use."""
 
 from __future__ import annotations
 
@@ -14,22 +14,26 @@ from kernelwright.tools.evaluate.pool import WorkerPool
 def evaluate(
     task: Task | str | Path,
     candidate: Candidate | str,
-    *,
     settings: Settings | None = None,
+    *,
     pool: WorkerPool | None = None,
     observers: Sequence[str] = (),
 ) -> EvalResult:
     """Verify ``candidate`` against ``task`` and, if correct, time it against the reference.
 
-    Candidate code runs only in a sandboxed worker process. A candidate that fails to build,
-    is wrong, crashes or times out gives a failed ``EvalResult``, never an exception.
+    Candidate code runs only in a fresh runner inside the sandbox; the reference, the
+    comparison and the clock stay in processes it cannot reach. A candidate that fails to
+    build, is wrong, crashes, times out or breaks the protocol gives a failed ``EvalResult``,
+    never an exception.
 
     Args:
         task: A ``Task`` or the path of a task file.
         candidate: A ``Candidate`` or the source text of a candidate module.
         settings: Seeds, timing and sandbox knobs; default ``pool.settings`` or ``Settings()``.
-        pool: Reuse this pool's warm worker; without one a worker is started and stopped.
-        observers: ``"module:Class"`` paths of timing-loop observers built in the worker.
+        pool: Reuse this pool's warm task session; without one a session is started and
+            stopped.
+        observers: ``"module:Class"`` paths of timing-loop observers (run in the orchestrator
+            around each timed candidate batch).
 
     Returns:
         The verdict with its evidence, timings as ratios, and per-phase wall times.

@@ -1,5 +1,9 @@
-"""A pool of evaluation workers: one per task, reused across candidates, restarted after a
-crash, a timeout, or a candidate that tampered with the worker."""
+"""A pool of warm task sessions: per task, a reference runner and a sandboxed fork server.
+
+Nothing of a candidate stays warm: every candidate gets a fresh runner forked by the task's
+server. What stays is trusted: the reference runner, the recording, the contract. A session
+whose runner process died is started again on the next request.
+"""
 
 from __future__ import annotations
 
@@ -9,19 +13,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from kernelwright.config import Settings
-from kernelwright.errors import WorkerError
-from kernelwright.spec import Candidate, Contract, Task, derive_contract
-from kernelwright.spec.result import EvalResult, Level
-from kernelwright.tools.evaluate.process import WorkerFailed, WorkerProcess
+from kernelwright.spec import Candidate, Contract, Task
+from kernelwright.spec.result import EvalResult
+from kernelwright.tools.evaluate import builder
+from kernelwright.tools.evaluate.build_cache import BuildCache
+from kernelwright.tools.evaluate.evaluation import CandidateEvaluation
+from kernelwright.tools.evaluate.observers import load_observer
+from kernelwright.tools.evaluate.sandbox import SandboxProbe, probe_bwrap
+from kernelwright.tools.evaluate.session import TaskSession
 
 log = logging.getLogger(__name__)
 
-# Settings that shape the worker process itself; a change starts a new worker.
-_START_KEYS = ("memory_limit_mb", "isolate_network", "worker_threads", "cache_dir")
+# Settings that shape the runner processes; a change starts a new session.
+_START_KEYS = ("memory_limit_mb", "worker_threads", "cache_dir", "data_dir", "call_timeout_s",
+               "seeds", "cuda_arch")
 
 
 class WorkerPool:
-    """Workers keyed by task; a context manager that closes them all.
+    """Warm task sessions, keyed by task; a context manager that closes them all.
 
     Example:
         >>> with WorkerPool(Settings(seeds=3)) as pool:  # doctest: +SKIP
@@ -30,65 +39,74 @@ class WorkerPool:
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
-        self._workers: dict[str, WorkerProcess] = {}
-        self._start_keys: dict[str, tuple] = {}
-        self._contracts: dict[str, Contract] = {}
+        self._sessions: dict[str, tuple[tuple, TaskSession]] = {}
+        self._probe: SandboxProbe | None = None
         self.starts = 0
 
-    def contract(self, task: Task) -> Contract:
-        """The task's contract, derived once per task source."""
-        key = f"{task.path}:{task.source_hash}"
-        if key not in self._contracts:
-            self._contracts[key] = derive_contract(task)
-        return self._contracts[key]
+    @property
+    def sandbox(self) -> SandboxProbe:
+        """Whether bubblewrap works here (probed once per pool)."""
+        if self._probe is None:
+            self._probe = probe_bwrap()
+            if not self._probe.available:
+                log.warning("WEAK SANDBOX: %s; candidates run without bubblewrap. Fix: %s",
+                            self._probe.detail, "run `kernelwright doctor`")
+        return self._probe
 
-    def worker(self, task: Task, settings: Settings) -> tuple[WorkerProcess, bool]:
-        """The live worker for ``task`` (started now if needed) and whether it is new."""
+    def session(self, task: Task, settings: Settings) -> tuple[TaskSession, bool]:
+        """The live session of ``task`` (started now if needed) and whether it is new."""
         key = f"{task.path}:{task.source_hash}"
         start_key = tuple(str(getattr(settings, k)) for k in _START_KEYS)
-        current = self._workers.get(key)
-        if current is not None and current.alive and self._start_keys[key] == start_key:
-            return current, False
+        held = self._sessions.get(key)
+        if held is not None and held[0] == start_key and held[1].alive:
+            return held[1], False
         self._discard(key)
-        self._workers[key] = WorkerProcess(task, self.contract(task), settings)
-        self._start_keys[key] = start_key
+        bwrap = self.sandbox.path if self.sandbox.available else None
+        session = TaskSession(task, settings, bwrap)
+        self._sessions[key] = (start_key, session)
         self.starts += 1
-        return self._workers[key], True
+        return session, True
+
+    def contract(self, task: Task) -> Contract:
+        """The task's contract, derived by its reference runner (limited, with a timeout)."""
+        return self.session(task, self.settings)[0].contract
 
     def evaluate(self, task: Task, candidate: Candidate, *, settings: Settings | None = None,
                  observers: Sequence[str] = ()) -> EvalResult:
-        """Verify and time ``candidate`` on ``task`` in the task's worker."""
+        """Verify and time ``candidate`` on ``task`` in a fresh sandboxed runner."""
         settings = settings or self.settings
-        worker, fresh = self.worker(task, settings)
-        phases: dict[str, float] = {"worker_start": worker.start_s if fresh else 0.0}
-        marks: list[tuple[str, float]] = [("dispatch", time.monotonic())]
-        request = {"op": "eval", "id": candidate.id, "source": candidate.source,
-                   "settings": settings.model_dump(mode="json"), "observers": list(observers)}
-        try:
-            reply = worker.call(request, settings.call_timeout_s,
-                                lambda phase: marks.append((phase, time.monotonic())))
-        except WorkerFailed as exc:
+        t0 = time.monotonic()
+        session, fresh = self.session(task, settings)
+        start = time.monotonic() - t0
+        cache = BuildCache(settings.cache_dir)
+        tampered = cache.verify()
+        loaded = {p: load_observer(p) for p in observers}
+        evaluation = CandidateEvaluation(session, candidate, list(loaded.values()))
+        evaluation.observer_paths = loaded
+        result = evaluation.run()
+        phases = {"worker_start": start if fresh else 0.0, **result.phases_s}
+        if evaluation.builds:
+            t0 = time.monotonic()
+            builder.promote(evaluation.builds, settings, session.bwrap,
+                            settings.call_timeout_s * 2)
+            phases["promote"] = time.monotonic() - t0
+        cache.adopt()
+        update: dict[str, Any] = {"phases_s": phases}
+        if tampered:
+            update["observations"] = {**result.observations,
+                                      "build_cache": {"tampered_removed": tampered}}
+        if not session.alive:
             self._discard(f"{task.path}:{task.source_hash}")
-            _add_phases(phases, marks)
-            return _failed(task, candidate, str(exc), phases)
-        _add_phases(phases, marks)
-        if "fatal" in reply:
-            self._discard(f"{task.path}:{task.source_hash}")
-            raise WorkerError(f"the evaluation worker hit an internal error: {reply['fatal']}")
-        result = reply["result"]
-        if result.pop("restart", False):
-            self._discard(f"{task.path}:{task.source_hash}")
-        return EvalResult(task_name=task.name, candidate_id=candidate.id,
-                          backend=candidate.backend, phases_s=phases, **result)
+        return result.model_copy(update=update)
 
     def _discard(self, key: str) -> None:
-        worker = self._workers.pop(key, None)
-        if worker is not None:
-            worker.close()
+        held = self._sessions.pop(key, None)
+        if held is not None:
+            held[1].close()
 
     def close(self) -> None:
-        """Stop every worker."""
-        for key in list(self._workers):
+        """Stop every session's processes."""
+        for key in list(self._sessions):
             self._discard(key)
 
     def __enter__(self) -> WorkerPool:
@@ -98,18 +116,4 @@ class WorkerPool:
         self.close()
 
     def __repr__(self) -> str:
-        return f"WorkerPool(workers={len(self._workers)}, starts={self.starts})"
-
-
-def _add_phases(phases: dict[str, float], marks: list[tuple[str, float]]) -> None:
-    """Wall time of each phase the worker announced, measured here in the parent."""
-    if len(marks) < 2:  # the worker failed before announcing a phase
-        return
-    end = time.monotonic()
-    for (name, t0), (_, t1) in zip(marks[1:], [*marks[2:], ("end", end)], strict=True):
-        phases[name] = t1 - t0
-
-
-def _failed(task: Task, candidate: Candidate, error: str, phases: dict[str, float]):
-    return EvalResult(task_name=task.name, candidate_id=candidate.id, backend=candidate.backend,
-                      level=Level.RUNTIME_ERROR, error=error, phases_s=phases)
+        return f"WorkerPool(sessions={len(self._sessions)}, starts={self.starts})"

@@ -1,20 +1,37 @@
-"""What the worker process may see and use: environment, resource limits, network.
+"""The candidate's sandbox (bubblewrap), its environment, its hard limits, and its processes.
 
-The parent builds the environment and command line (:func:`worker_env`,
-:func:`network_prefix`); the worker applies its own limits (:func:`limit_memory`,
-:func:`limit_cpu_for_call`) because ``preexec_fn`` is unsafe in threaded parents.
+The candidate runner starts as::
+
+    bwrap --unshare-all (user, pid, net, ipc, uts, cgroup, mount namespaces)
+          --uid 65534 --gid 65534 --cap-drop ALL --die-with-parent --new-session --clearenv
+          --dev /dev --proc /proc --tmpfs /tmp
+          --ro-bind-try /usr /usr ... (system dirs, the Python install, a few /etc files)
+          --ro-bind <build cache> <build cache>   --bind <scratch> <scratch>
+          --setenv NAME VALUE ... (an allow-list)  -- python -m ...candidate_runner
+
+so inside it is ``nobody`` with no capabilities, no network but its own loopback, no view of
+the parent's processes (its own pid namespace), read-only system files, no data dir, run
+store or home directory (they are not bound), and one writable scratch directory. Not binding
+``/`` matters when the orchestrator runs as root: inside a user namespace the sandbox's
+``nobody`` then owns every root-owned file, ``/etc/shadow`` included. directory. Limits (:func:`apply_hard_limits`) are set soft = hard by the runner before any
+candidate code is imported, so the candidate can lower but never raise them.
+
+Without ``bwrap`` the runner still starts (environment cleared, hard limits set), and every
+result carries ``Flag.WEAK_SANDBOX``; ``kernelwright doctor`` says how to install it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import resource
+import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterable
-from functools import cache
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,79 +39,192 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SECRET_NAME = re.compile(r"(_KEY|_TOKEN|_SECRET)$|PASSWORD", re.IGNORECASE)
+NOBODY = 65534
+INSTALL_HINT = ("install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu), "
+                "`sudo dnf install bubblewrap` (Fedora); it must be allowed to create user "
+                "namespaces (sysctl kernel.unprivileged_userns_clone=1 where that exists)")
+# Variables a runner may inherit from the parent (values copied), besides those it is given.
+INHERITED = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "LD_LIBRARY_PATH", "CUDA_HOME",
+             "CUDA_PATH", "TZ")
+MAX_PROCESSES = 256  # threads count: torch and the SYCL runtime start one per core
+MAX_FILE_MB = 512
 
 
-def scrub_env(env: dict[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
-    """``env`` without variables that look like credentials (``*_KEY``, ``*_TOKEN``, ...) and
-    without the ``extra`` names (e.g. the variable an LLM key is read from)."""
-    named = set(extra)
-    return {k: v for k, v in env.items() if not SECRET_NAME.search(k) and k not in named}
+@dataclass(frozen=True)
+class SandboxProbe:
+    """Whether bubblewrap works here, and why not."""
+
+    available: bool
+    path: str | None
+    detail: str
 
 
-def worker_env(settings: Settings, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The worker's environment: ``base`` (default ``os.environ``) scrubbed, plus the
-    variables the kernel runtimes need."""
-    env = scrub_env(dict(os.environ if base is None else base), settings.secret_env)
+def probe_bwrap() -> SandboxProbe:
+    """Run ``bwrap`` once with the flags the runner uses (``/bin/true`` inside)."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return SandboxProbe(False, None, "bwrap not found on PATH")
+    cmd = [path, *_namespace_flags(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+           "--", "/bin/true"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return SandboxProbe(False, path, f"bwrap did not run: {exc}")
+    if proc.returncode != 0:
+        return SandboxProbe(False, path, f"bwrap failed: {proc.stderr.strip()[:300]}")
+    return SandboxProbe(True, path, "bubblewrap works (user, pid, net, ipc, uts namespaces)")
+
+
+def _namespace_flags() -> list[str]:
+    return ["--unshare-all", "--uid", str(NOBODY), "--gid", str(NOBODY), "--cap-drop", "ALL",
+            "--die-with-parent", "--new-session"]
+
+
+def bwrap_command(bwrap: str, settings: Settings, scratch: Path, env: dict[str, str],
+                  inner: list[str], cache_writable: bool = False) -> list[str]:
+    """The full ``bwrap`` command line that runs ``inner`` in the candidate sandbox.
+
+    The sandbox's root is empty; only what a runner needs is bound into it, read-only: the
+    system directories, a few files of ``/etc`` (not ``shadow``, not ``ssh``), the Python
+    installation and the directories on ``sys.path``, and the build cache. The data dir, the
+    run store, ``$HOME`` and the rest of the host do not exist inside. One scratch directory
+    is writable (and the build cache, for the trusted builder only: ``cache_writable``).
+    """
+    cmd = [bwrap, *_namespace_flags(), "--clearenv", "--dev", "/dev", "--proc", "/proc",
+           "--tmpfs", "/tmp"]
+    for path in (*SYSTEM_DIRS, *ETC_FILES):
+        cmd += ["--ro-bind-try", path, path]
+    for dev in DEVICE_GLOBS:
+        for path in sorted(Path("/dev").glob(dev)):
+            cmd += ["--dev-bind-try", str(path), str(path)]
+    for path in python_paths():
+        cmd += ["--ro-bind-try", str(path), str(path)]
+    cache = Path(settings.cache_dir).resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    cmd += ["--bind" if cache_writable else "--ro-bind", str(cache), str(cache)]
+    cmd += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
+    for name, value in env.items():
+        cmd += ["--setenv", name, value]
+    return [*cmd, "--", *inner]
+
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
+               "/sys")
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/OpenCL",
+             "/etc/alternatives", "/etc/localtime", "/etc/passwd", "/etc/group",
+             "/etc/nsswitch.conf")
+DEVICE_GLOBS = ("nvidia*", "dri", "nvidia-caps")
+
+
+def python_paths() -> list[Path]:
+    """The interpreter's installation, the virtual environment, and ``sys.path`` entries
+    outside them (e.g. a source checkout on ``PYTHONPATH``), resolved."""
+    import kernelwright
+
+    roots = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
+             Path(sys.executable).resolve().parent,
+             Path(kernelwright.__file__).resolve().parent}
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry:
+            roots.add(Path(entry, "kernelwright").resolve())
+    kept = sorted((r for r in roots if r.exists()), key=lambda p: len(p.parts))
+    return [r for i, r in enumerate(kept) if not any(r.is_relative_to(k) for k in kept[:i])]
+
+
+def runner_env(settings: Settings, scratch: Path, sandboxed: bool) -> dict[str, str]:
+    """The runner's whole environment: an allow-list, never the parent's secrets."""
+    env = {k: os.environ[k] for k in INHERITED if k in os.environ}
+    home = str(scratch / "home")
+    env.update({
+        "HOME": home, "TMPDIR": str(scratch / "tmp"), "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1", "OMP_WAIT_POLICY": "PASSIVE",
+        "KERNELWRIGHT_CACHE_DIR": str(scratch / "cache"),
+        "KERNELWRIGHT_DATA_DIR": str(scratch / "data"),
+        "KERNELWRIGHT_CUDA_ARCH": settings.cuda_arch,
+    })
     env.update(_runtime_env(settings))
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTHONUNBUFFERED"] = "1"
-    # Backends in the worker build with the caller's settings, not the worker's defaults.
-    env["KERNELWRIGHT_CACHE_DIR"] = str(settings.cache_dir)
-    env["KERNELWRIGHT_CUDA_ARCH"] = settings.cuda_arch
-    # Idle OpenMP threads sleep instead of spinning against the SYCL runtime's TBB workers.
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    env["SYCL_CACHE_DIR"] = str(scratch / "cache" / "sycl")
     if settings.worker_threads:
         env["OMP_NUM_THREADS"] = str(settings.worker_threads)
     return env
 
 
 def _runtime_env(settings: Settings) -> dict[str, str]:
-    try:
-        from kernelwright.tools.backends._env import runtime_env
-    except ImportError:
-        icd = os.path.join(sys.prefix, "lib", "libintelocl.so")
-        return {"OCL_ICD_FILENAMES": icd} if os.path.isfile(icd) else {}
+    from kernelwright.tools.backends._env import runtime_env
+
     return runtime_env(settings)
 
 
-@cache
-def network_prefix() -> tuple[str, ...]:
-    """``("unshare", "-n")`` when this OS lets us start a process without network, else ``()``.
+def plain_command(inner: list[str]) -> list[str]:
+    """Without bubblewrap: the runner as a plain child (weak sandbox)."""
+    return inner
 
-    Probed once per process by running ``unshare -n true``.
+
+def python_module(module: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", module, *args]
+
+
+def apply_hard_limits(memory_mb: int, cpu_s: int, processes: int = MAX_PROCESSES,
+                      file_mb: int = MAX_FILE_MB) -> None:
+    """Set address space, CPU time, process count and file size limits, soft = hard.
+
+    A process may lower a hard limit but never raise it again, so candidate code that runs
+    after this call lives within these limits (and so do its children).
     """
+    for which, value in ((resource.RLIMIT_AS, memory_mb << 20),
+                         (resource.RLIMIT_CPU, cpu_s),
+                         (resource.RLIMIT_NPROC, processes),
+                         (resource.RLIMIT_FSIZE, file_mb << 20)):
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+
+# -- processes seen from the host ----------------------------------------------------------
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (every thread's children), from ``/proc``."""
+    out: list[int] = []
     try:
-        ok = subprocess.run(
-            ["unshare", "-n", "true"], capture_output=True, timeout=10, check=False
-        ).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        ok = False
-    if not ok:
-        log.info("unshare -n is not permitted here; evaluation workers keep network access")
-        return ()
-    return ("unshare", "-n")
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(c) for c in f.read().split()]
+        except OSError:
+            continue
+    return out
 
 
-def limit_memory(limit_mb: int) -> None:
-    """Cap this process's address space at ``limit_mb`` MiB (allocations beyond it fail)."""
-    limit = limit_mb * 1024 * 1024
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (breadth first)."""
+    found, queue = [], [pid]
+    while queue:
+        kids = children(queue.pop(0))
+        found += kids
+        queue += kids
+    return found
 
 
-def limit_cpu_for_call(seconds: float) -> None:
-    """Let this process use at most ``seconds`` more CPU time (SIGXCPU kills it beyond).
+def inner_pid(host_pid: int) -> int | None:
+    """The pid ``host_pid`` has in its innermost pid namespace (``NSpid``'s last field)."""
+    try:
+        with open(f"/proc/{host_pid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except OSError:
+        return None
+    return None
 
-    Only the soft limit moves, so the next call can raise it again; the parent's wall-clock
-    timeout remains the primary guard.
-    """
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    spent = used.ru_utime + used.ru_stime
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    soft = int(spent + seconds) + 1
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+def signal_all(pids: Iterable[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass

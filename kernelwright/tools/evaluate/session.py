@@ -1,218 +1,208 @@
-"""The worker's state and one evaluation, run inside the sandboxed worker process.
+"""One task's warm state in the orchestrator: its runners, its contract, and its recording.
 
-The session is created before any candidate is imported: that is when the harness's clock
-and the thread baseline are captured.
+The recording (fresh inputs for every verification (variant, seed), the reference's outputs
+on them, the float64 reference for the precision check, the model weights per seed) is made
+once per task by the reference runner and held here, in the orchestrator's memory only: it is
+never written to disk and never mapped into a candidate's process. Each candidate gets copies
+of the inputs in its own arenas.
 """
 
 from __future__ import annotations
 
-import gc
 import logging
-import os
-import tempfile
-from collections.abc import Callable
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from kernelwright.config import Settings
-from kernelwright.spec import Contract, import_task_module, variant_inputs
-from kernelwright.spec.result import Flag, Level
-from kernelwright.tools.evaluate._compare import clone_inputs
-from kernelwright.tools.evaluate._loader import Rejected, forget, import_candidate, kernel_stats
-from kernelwright.tools.evaluate.guards import (
-    ClockGuard,
-    ThreadGuard,
-    begin_candidate,
-    emulated_backends,
-    synchronizer,
+from kernelwright.errors import TaskError
+from kernelwright.spec import Contract, ShapeVariant, Task
+from kernelwright.tools.evaluate import builder
+from kernelwright.tools.evaluate.build_cache import BuildCache
+from kernelwright.tools.evaluate.orchestrator import (
+    START_TIMEOUT_S,
+    ForkServer,
+    ReferenceRunner,
+    RunnerFailed,
 )
-from kernelwright.tools.evaluate.observers import load_observer
-from kernelwright.tools.evaluate.replay import RECHECK_SEED, Replay
-from kernelwright.tools.evaluate.sandbox import limit_cpu_for_call
-from kernelwright.tools.evaluate.timing import TIMING_SEED_BASE, Timer, input_stream
-from kernelwright.tools.evaluate.verify import Verdict, Verifier
+from kernelwright.tools.evaluate.shm import Arena, SlotLayout
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[dict[str, Any]], None]
 MIN_SEEDS = 3  # "correct" always means at least three seeds per variant
-TIMED_CACHE_BYTES = 256 << 20  # timed input sets a worker keeps for its next candidates
-RESTART_FLAGS = {Flag.TIMER_TAMPERING, Flag.THREAD_INJECTION}
+RECHECK_SEED = 2_000_003  # the re-verification's inputs: never used by verification or timing
 
 
-class WorkerSession:
-    """One task's worker state: the task module, its contract, the guards."""
+@dataclass
+class Arenas:
+    """One side's input and output arenas for one key."""
 
-    def __init__(self, task_path: str, contract: dict[str, Any]) -> None:
-        self.clocks = ClockGuard()
-        self.threads = ThreadGuard()
-        self.task = import_task_module(Path(task_path))
-        self.contract = Contract.model_validate(contract)
-        self.workdir = Path(tempfile.mkdtemp(prefix="kw_worker_"))
-        self.device = _cpu_name()
-        self.replays: dict[tuple[int, str], Replay | None] = {}  # None: could not record
-        self.timed_inputs: dict[int, list[Any]] = {}  # pristine timed inputs, by seed
-        self.timed_bytes = 0
+    key: str
+    inputs: Arena
+    outputs: Arena
+    scalars: dict[str, Any] = field(default_factory=dict)
 
-    def evaluate(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
-        """Run the ladder, then timing if correct; returns the result fields as a dict."""
-        settings = Settings(**request["settings"])
-        limit_cpu_for_call(4 * settings.call_timeout_s * (os.cpu_count() or 1))
-        if settings.worker_threads:
-            torch.set_num_threads(settings.worker_threads)
-        verdict, timing, observations = Verdict(), None, {}
-        module = None
+    def message(self) -> dict[str, Any]:
+        return {"op": "map", "key": self.key, "slots": self.inputs.slots,
+                "inputs": self.inputs.layout.to_json(), "outputs": self.outputs.layout.to_json(),
+                "scalars": self.scalars}
+
+    @property
+    def fds(self) -> list[int]:
+        return [self.inputs.fd, self.outputs.fd]
+
+    def close(self) -> None:
+        self.inputs.close()
+        self.outputs.close()
+
+
+@dataclass
+class Recording:
+    """The reference's side of one variant: pristine inputs and outputs per seed."""
+
+    variant: ShapeVariant
+    seeds: list[int]
+    ref: Arenas
+    inputs: list[list[torch.Tensor | None]] = field(default_factory=list)
+    outputs: list[list[torch.Tensor]] = field(default_factory=list)
+    fp64: list[torch.Tensor] | None = None
+
+
+def make_arenas(key: str, variant: ShapeVariant, slots: int, out_dtype: str | None = None,
+                scalars: dict[str, Any] | None = None) -> Arenas:
+    outs = [s if out_dtype is None else (s.shape, out_dtype) for s in variant.outputs]
+    return Arenas(key, Arena.create(SlotLayout.of(variant.inputs), slots),
+                  Arena.create(SlotLayout.of(outs), slots), dict(scalars or {}))
+
+
+class TaskSession:
+    """Runners and recording of one task; see :mod:`evaluation` for one candidate's walk."""
+
+    def __init__(self, task: Task, settings: Settings, bwrap: str | None) -> None:
+        self.task, self.settings, self.bwrap = task, settings, bwrap
+        self.started = time.monotonic()
+        self.reference = ReferenceRunner(task.path, settings)
+        builder.prepare(settings, bwrap, START_TIMEOUT_S)
+        BuildCache(settings.cache_dir).adopt()
         try:
-            replay, replay_info = self._replay(settings, emit)
-            emit({"phase": "build"})
-            begin_candidate()
-            module = import_candidate(request["source"], self.workdir, request["id"])
-            verifier = self._verifier(settings, replay)
-            self._tamper_check(verdict)
-            models = verifier.models(module.ModelNew, 0)
-            self._tamper_check(verdict)
-            if not verdict.flags:
-                emit({"phase": "verify"})
-                verdict = self._verify(verifier, module.ModelNew, verdict)
-            if verdict.ok and emulated_backends():
-                verdict.flags.add(Flag.EMULATED)  # a verdict only: emulated time means nothing
-            elif verdict.ok:
-                emit({"phase": "time"})
-                timing, observations = self._time(verifier, module.ModelNew, settings,
-                                                  request.get("observers", []), verdict)
-            stats = kernel_stats(module, models.candidate)
-        except Rejected as rej:
-            verdict.reject(rej.level, rej.error, rej.flags)
-            stats = {}
+            self.contract, self.init = self._derive_contract()
+            self.server = ForkServer(settings, bwrap)
+        except BaseException:
+            self.reference.close()
+            raise
+        self.start_s = time.monotonic() - self.started
+        self.keys = 0
+        self.recordings: dict[tuple[str, int], Recording] = {}
+        self.weights: dict[int, tuple[list[str], list[Any], Arena | None]] = {}
+        self.constructed: set[int] = set()
+        self.timing: dict[str, Any] = {}
+
+    def _derive_contract(self) -> tuple[Contract, list[Any]]:
+        timeout = self.settings.call_timeout_s
+        try:
+            reply = self.reference.request({"op": "contract"}, timeout, frozenset({"status"}))
+        except RunnerFailed as exc:
+            raise TaskError(f"deriving the contract of task {self.task.name} failed: {exc} "
+                            f"(the reference must finish within call_timeout_s={timeout:g} s; "
+                            "make get_inputs() smaller or raise --call-timeout)") from exc
+        if reply["type"] == "error":
+            raise TaskError(str(reply.get("error")))
+        return Contract.model_validate(reply["contract"]), list(reply.get("init") or [])
+
+    def new_key(self) -> str:
+        self.keys += 1
+        return f"a{self.keys}"
+
+    @property
+    def seeds(self) -> int:
+        return max(self.settings.seeds, MIN_SEEDS)
+
+    # -- the reference's side ------------------------------------------------------------
+
+    def ref_request(self, message: dict[str, Any], expect=frozenset({"done"}),
+                    fds: list[int] = ()) -> dict[str, Any]:
+        reply = self.reference.request(message, self.settings.call_timeout_s, expect, fds)
+        if reply["type"] == "error":
+            raise TaskError(f"the reference of task {self.task.name} failed: "
+                            f"{str(reply.get('error'))[:2000]}")
+        return reply
+
+    def ensure_model(self, seed: int) -> None:
+        """The reference model of ``seed`` built, and its weights in an arena for candidates."""
+        if seed in self.weights:
+            return
+        self.ref_request({"op": "construct", "seed": seed, "init": self.init})
+        names_specs = self.ref_request({"op": "weights", "seed": seed}, frozenset({"status"}))
+        names, specs = names_specs["names"], names_specs["specs"]
+        arena = None
+        if names:
+            arena = Arena.create(SlotLayout.of(specs), 1, "kw-weights")
+            self.ref_request({"op": "weights", "seed": seed}, frozenset({"status"}),
+                             [arena.fd])
+        self.weights[seed] = (names, specs, arena)
+
+    def recording(self, variant: ShapeVariant, seeds: list[int], fp64: bool) -> Recording:
+        """The reference's inputs and outputs of ``variant`` on ``seeds`` (made once)."""
+        cache_key = (variant.name, seeds[0])
+        held = self.recordings.get(cache_key)
+        if held is not None:
+            return held
+        arenas = make_arenas(self.new_key(), variant, len(seeds))
+        self.ref_request(arenas.message(), fds=arenas.fds)
+        rec = Recording(variant, seeds, arenas)
+        for slot, seed in enumerate(seeds):
+            self.ensure_model(seed)
+            reply = self.ref_request({"op": "inputs", "key": arenas.key, "slot": slot,
+                                      "variant": variant.model_dump(mode="json"), "seed": seed})
+            arenas.scalars.update(reply.get("scalars") or {})
+        self.ref_request(arenas.message(), fds=arenas.fds)  # again, now with the scalars
+        for slot, seed in enumerate(seeds):
+            self.ref_request({"op": "run", "key": arenas.key, "seed": seed, "slots": [slot]})
+            rec.inputs.append(_clone(arenas.inputs.views(slot)))
+            rec.outputs.append(_clone(arenas.outputs.views(slot)))
+        if fp64:
+            rec.fp64 = self._fp64(variant, arenas)
+        self.recordings[cache_key] = rec
+        return rec
+
+    def _fp64(self, variant: ShapeVariant, arenas: Arenas) -> list[torch.Tensor] | None:
+        if not all(o.dtype == "float32" for o in variant.outputs):
+            return None
+        out = make_arenas(self.new_key(), variant, 1, out_dtype="float64")
+        try:
+            self.ref_request(out.message(), fds=out.fds)
+            reply = self.ref_request({"op": "run_fp64", "key": arenas.key, "out_key": out.key,
+                                      "seed": 0, "slot": 0}, frozenset({"status"}))
+            return _clone(out.outputs.views(0)) if reply.get("ok") else None
         finally:
-            if module is not None:
-                forget(module)
-        if settings.record_replay:
-            observations = {**observations, "replay": replay_info}
-        return self._result(verdict, timing, stats, observations)
+            out.close()
 
-    def _replay(self, settings: Settings, emit: Emit) -> tuple[Replay | None, dict[str, Any]]:
-        """The task's recording for these settings: held, loaded, or recorded now (before
-        this worker's first candidate is imported, normally)."""
-        if not settings.record_replay:
-            return None, {}
-        seeds = max(settings.seeds, MIN_SEEDS)
-        root = settings.data_dir / "recordings"
-        key = (seeds, str(root))
-        if key in self.replays:
-            held = self.replays[key]
-            return held, {"source": "memory" if held else "live", "key": held and held.key}
-        emit({"phase": "replay"})
-        try:
-            held = Replay.obtain(self.task, self.contract, seeds, root)
-        except Exception as exc:  # e.g. the reference fails on a seed: verify live, as before
-            log.warning("cannot record the reference of %s (%s); verifying live",
-                        self.contract.task_name, exc)
-            self.replays[key] = None
-            return None, {"source": "live", "error": str(exc)[:500]}
-        self.replays[key] = held
-        return held, {"source": held.source, "key": held.key, "path": str(held.path)}
+    def close(self) -> None:
+        for rec in self.recordings.values():
+            rec.ref.close()
+        for _, _, arena in self.weights.values():
+            if arena is not None:
+                arena.close()
+        for side in self.timing.values():
+            if isinstance(side, Arenas):
+                side.close()
+        self.server.close()
+        self.reference.close()
 
-    def _verifier(self, settings: Settings, replay: Replay | None) -> Verifier:
-        seeds = max(settings.seeds, MIN_SEEDS)
-        return Verifier(self.task, self.contract, seeds, synchronizer(), self.threads, replay)
+    @property
+    def alive(self) -> bool:
+        return self.server.alive and self.reference.proc.poll() is None
 
-    def _verify(self, verifier: Verifier, cls: type, prior: Verdict) -> Verdict:
-        verifier.sync = synchronizer()  # backends the constructor loaded
-        verdict = verifier.run(cls)
-        verdict.flags |= prior.flags
-        self._tamper_check(verdict)
-        return verdict
-
-    def _tamper_check(self, verdict: Verdict) -> None:
-        bad = self.clocks.tampered()
-        if bad:
-            verdict.reject(Level.CORRECT, f"replaced the harness's timing functions: "
-                           f"{', '.join(bad)}; leave time and sync functions alone",
-                           {Flag.TIMER_TAMPERING})
-
-    def _time(self, verifier: Verifier, cls: type, settings: Settings, observer_paths,
-              verdict: Verdict):
-        observers = [load_observer(p) for p in observer_paths]
-        models = verifier.models(cls, 0)
-        timer = Timer(self.clocks.clock, verifier.sync, observers)
-        draw = self._timed_draw if settings.record_replay else None
-        stream = input_stream(self.task, self.contract.nominal, TIMING_SEED_BASE, draw)
-        outcome = timer.run(models.reference, models.candidate, stream, self.contract,
-                            warmup=settings.warmup_calls, min_time_s=settings.min_time_s,
-                            max_repeats=settings.max_repeats)
-        if outcome.mismatches:
-            verdict.reject(Level.CORRECT, f"{outcome.mismatches} timed call(s) gave wrong "
-                           f"outputs; first: {outcome.first_mismatch}", {Flag.TIMING_MISMATCH})
-        if outcome.timing.speedup > settings.suspicious_speedup:
-            verdict.flags.add(Flag.SUSPICIOUS_SPEEDUP)
-            self._recheck(verifier, cls, verdict)
-        threads = self.threads.injected()
-        if threads:
-            verdict.reject(Level.CORRECT, f"left Python threads running: {', '.join(threads)}",
-                           {Flag.THREAD_INJECTION})
-        self._tamper_check(verdict)
-        return outcome.timing, {p: o.results() for p, o in zip(observer_paths, observers,
-                                                                 strict=True)}
-
-    def _timed_draw(self, seed: int) -> list[Any]:
-        """Timed inputs of ``seed``: drawn once per worker and cloned for every candidate (a
-        clone is ~10x cheaper than a random draw), up to ``TIMED_CACHE_BYTES`` of them."""
-        held = self.timed_inputs.get(seed)
-        if held is None:
-            held = variant_inputs(self.task, self.contract.nominal, seed)
-            size = sum(x.nbytes for x in held if isinstance(x, torch.Tensor))
-            if size + self.timed_bytes > TIMED_CACHE_BYTES:
-                return held
-            self.timed_inputs[seed], self.timed_bytes = held, self.timed_bytes + size
-        return clone_inputs(held)
-
-    def _recheck(self, verifier: Verifier, cls: type, verdict: Verdict) -> None:
-        """Re-verify a suspiciously fast candidate on never-seen inputs."""
-        try:
-            verifier.check(cls, self.contract.nominal, RECHECK_SEED, verdict, False)
-        except Rejected as rej:
-            verdict.reject(rej.level, f"re-verification after a suspicious speedup: "
-                           f"{rej.error}", rej.flags)
-
-    def _result(self, verdict: Verdict, timing, stats, observations) -> dict[str, Any]:
-        gc.collect(1)  # the young generations hold the candidate; a full pass costs ~0.5 s
-        restart = bool(verdict.flags & RESTART_FLAGS) or bool(self.threads.injected())
-        return {
-            "level": int(verdict.level),
-            "error": verdict.error,
-            "variants": [v.model_dump(mode="json") for v in verdict.variants],
-            "timing": timing.model_dump(mode="json") if timing else None,
-            "flags": sorted(f.value for f in verdict.flags),
-            "stats": {k: v.model_dump(mode="json") for k, v in stats.items()},
-            "device": self.device,
-            "observations": observations,
-            "restart": restart,
-        }
+    def __repr__(self) -> str:
+        return f"TaskSession({self.task.name!r}, sandboxed={self.server.sandboxed})"
 
 
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return "cpu: " + line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "cpu"
+def _clone(views: list[torch.Tensor | None]) -> list[Any]:
+    return [None if v is None else v.clone() for v in views]
 
 
-def memory_status() -> dict[str, int]:
-    """This process's peak address space and peak resident set, in MiB."""
-    out: dict[str, int] = {}
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                key = line.split(":")[0]
-                if key in ("VmPeak", "VmHWM"):
-                    out[key] = int(line.split()[1]) // 1024
-    except OSError:
-        pass
-    return out
+def task_path(task: Task) -> Path:
+    return Path(task.path)

@@ -1,151 +1,225 @@
-"""Interleaved timing of reference and candidate in one process, on fresh inputs every call.
+"""The orchestrator's clock: interleaved batches of calls, timed per round trip.
 
-Each round takes an input set with values never used before (made before the clock
-starts), calls reference and candidate on it in alternating order, synchronises every loaded
-backend before stopping the clock, and afterwards checks the candidate's output against the
-reference's of the same round.
-Rounds repeat until both sides have accumulated ``min_time_s`` (at least 3 rounds, at most
-``max_repeats``); when one side is far slower, until it has spent 5x that over >= 10 rounds.
-``speedup = median(ref) / median(cand)``, bounded by the quartiles.
+Both runners are timed the same way: the orchestrator sends "run these N slots", starts its
+clock, and stops it when ``done`` arrives; the runner made N calls on N different input sets
+and copied every output into its slot before answering. While one side runs, the other side's
+processes are stopped (``SIGSTOP``). Rounds alternate the order (reference first, then
+candidate first).
+
+Batch size: ``N = ceil(OVERHEAD_FACTOR * rtt / t_call)``, with ``rtt`` the round trip of an
+empty batch and ``t_call`` the faster side's time per call, measured in warm-up rounds; so the
+round trip is under ``1 / OVERHEAD_FACTOR`` (1 %) of a batch. ``N`` is capped so that a batch
+stays under ``MAX_BATCH_S`` and the input slots fit ``MAX_SLOT_BYTES``.
+
+Fresh inputs: ``N`` input sets are drawn by the reference runner (seeds never used by
+verification); before every round each floating input is scaled in place by ``1 + 2**-10``
+(values never repeat; one cheap pass instead of a new random draw), and copied to the
+candidate's slots. Integer inputs keep their drawn values (they rotate over the N sets).
+
+Checks: after each round, ``CHECKS_PER_ROUND`` slots picked with ``SystemRandom`` have the
+candidate's outputs compared with the reference's of the same slot and its input slot compared
+with the reference's; the candidate cannot know which, since every call is made the same way.
+
+Per side, each round gives one time per call (batch time / N); rounds repeat until both sides
+measured ``min_time_s`` (at least ``MIN_ROUNDS``), or the slow side ``SLOW_SIDE_FACTOR`` times
+that; ``speedup = median(ref) / median(cand)``, bounded by the quartiles.
 """
 
 from __future__ import annotations
 
+import math
+import random
 import statistics
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from types import ModuleType
-from typing import Any
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import torch
-
-from kernelwright.spec import Contract, ShapeVariant, variant_inputs
-from kernelwright.spec.result import Timing
+from kernelwright.spec.result import Flag, Level, Timing
 from kernelwright.tools.evaluate import _compare as cmp
+from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.observers import Observer
+from kernelwright.tools.evaluate.session import Arenas, make_arenas
+
+if TYPE_CHECKING:
+    from kernelwright.tools.evaluate.evaluation import CandidateEvaluation
 
 TIMING_SEED_BASE = 1_000_003
-POOL_SIZE = 8
-REUSES = 4
 PERTURB = 1.0 + 2.0**-10
-MIN_ROUNDS = 3
+OVERHEAD_FACTOR = 100.0
+MAX_BATCH_S = 0.05
+MAX_SLOTS = 256
+MAX_SLOT_BYTES = 256 << 20
+MIN_ROUNDS = 5
 STATS_ROUNDS = 10
 SLOW_SIDE_FACTOR = 5.0
+CHECKS_PER_ROUND = 2
+PROBE_SLOTS = 2
 
 
 @dataclass
 class TimingOutcome:
-    timing: Timing
-    mismatches: int
-    first_mismatch: str | None = None
-
-
-def input_stream(task: ModuleType, variant: ShapeVariant, start: int,
-                 draw: Callable[[int], list[Any]] | None = None) -> Iterator[list[Any]]:
-    """Input sets whose values never repeat, made outside any clock.
-
-    ``draw(seed)`` makes one fresh set (default: :func:`variant_inputs` of ``variant``); it
-    must return new tensors, since the stream perturbs them in place.
-
-    A pool of ``POOL_SIZE`` sets is drawn from fresh seeds and cycled ``REUSES`` times; before
-    each reuse every floating tensor is scaled in place by ``1 + 2**-10`` (one cheap pass
-    instead of a new random draw; values change by at most 0.3 % in all). Same pointers with
-    new values: a cache keyed on pointers returns stale outputs (caught by the per-round
-    check), one keyed on values never hits. Sets with non-floating tensors are never reused.
-    """
-    draw = draw or (lambda s: variant_inputs(task, variant, s))
-    seed = start
-    while True:
-        pool = [draw(seed + k) for k in range(POOL_SIZE)]
-        seed += POOL_SIZE
-        reuses = REUSES if all(_floating(x) for inputs in pool for x in inputs) else 1
-        for use in range(reuses):
-            for inputs in pool:
-                if use:
-                    for x in inputs:
-                        if isinstance(x, torch.Tensor):
-                            x.mul_(PERTURB)
-                yield inputs
-
-
-def _floating(x: Any) -> bool:
-    return not isinstance(x, torch.Tensor) or x.is_floating_point()
+    timing: Timing | None = None
+    problem: str | None = None
+    flags: set[Flag] = field(default_factory=set)
+    batch: int = 0
 
 
 @dataclass
-class Timer:
-    """The timing loop; ``clock`` is the harness's, captured before any candidate import."""
+class Sides:
+    """The timing arenas of both sides for one batch size."""
 
-    clock: Callable[[], float]
-    sync: Callable[[], None]
-    observers: Sequence[Observer] = ()
+    ref: Arenas
+    cand: Arenas
 
-    def call(self, model: Any, inputs: list[Any], observe: bool) -> tuple[float, Any]:
-        for obs in self.observers if observe else ():
-            obs.before_start()
-        start = self.clock()
-        out = model(*inputs)
-        self.sync()
-        elapsed = self.clock() - start
-        for obs in self.observers if observe else ():
-            obs.after_finish()
-        return elapsed, out
-
-    def run(self, reference: Any, candidate: Any, inputs: Iterator[list[Any]],
-            contract: Contract, *, warmup: int, min_time_s: float,
-            max_repeats: int) -> TimingOutcome:
-        """Warm up, then time alternating rounds and check each round's outputs."""
-        with torch.no_grad():
-            for _ in range(warmup):
-                args = next(inputs)
-                self.call(reference, args, False)
-                self.call(candidate, args, False)
-            return self._rounds(reference, candidate, inputs, contract, min_time_s, max_repeats)
-
-    def _rounds(self, reference, candidate, inputs, contract, min_time_s, max_repeats):
-        ref_t: list[float] = []
-        cand_t: list[float] = []
-        mismatches, first = 0, None
-        while len(ref_t) < max_repeats and not _enough(ref_t, cand_t, min_time_s):
-            args = next(inputs)
-            if len(ref_t) % 2 == 0:
-                rt, ref_out = self.call(reference, args, False)
-                ct, cand_out = self.call(candidate, args, True)
-            else:
-                ct, cand_out = self.call(candidate, args, True)
-                rt, ref_out = self.call(reference, args, False)
-            ref_t.append(rt)
-            cand_t.append(ct)
-            problem = _mismatch(cand_out, ref_out, contract)
-            if problem:
-                mismatches += 1
-                first = first or f"timed call {len(ref_t)}: {problem}"
-        return TimingOutcome(summarise(ref_t, cand_t), mismatches, first)
+    @property
+    def slots(self) -> int:
+        return self.ref.inputs.slots
 
 
-def _enough(ref_t: list[float], cand_t: list[float], min_time_s: float) -> bool:
-    """Both sides measured ``min_time_s``; or, when one side is much slower, it measured
-    ``SLOW_SIDE_FACTOR * min_time_s`` over at least ``STATS_ROUNDS`` rounds."""
+def time_candidate(ev: CandidateEvaluation, observers: Sequence[Observer]) -> TimingOutcome:
+    """Warm up, choose the batch size, then time interleaved rounds (see the module doc)."""
+    settings = ev.settings
+    probe = _sides(ev, PROBE_SLOTS)
+    for _ in range(max(1, settings.warmup_calls)):
+        t_ref = _batch(ev, probe, "ref", list(range(PROBE_SLOTS))) / PROBE_SLOTS
+        t_cand = _batch(ev, probe, "cand", list(range(PROBE_SLOTS))) / PROBE_SLOTS
+    rtt = min(min(_batch(ev, probe, side, []) for side in ("ref", "cand")) for _ in range(3))
+    n = batch_size(rtt, min(t_ref, t_cand), max(t_ref, t_cand),
+                   probe.ref.inputs.slot_bytes)
+    sides = probe if n <= PROBE_SLOTS else _sides(ev, n)
+    return _rounds(ev, sides, n, observers, settings)
+
+
+def batch_size(rtt: float, fast: float, slow: float, slot_bytes: int) -> int:
+    """Calls per batch: the round trip under 1 % of the faster side's batch, within caps."""
+    want = math.ceil(OVERHEAD_FACTOR * rtt / max(fast, 1e-9))
+    by_time = max(1, int(MAX_BATCH_S / max(slow, 1e-9)))
+    by_memory = max(1, MAX_SLOT_BYTES // max(slot_bytes, 1))
+    return max(1, min(want, by_time, by_memory, MAX_SLOTS))
+
+
+def _sides(ev: CandidateEvaluation, slots: int) -> Sides:
+    """Timing arenas with ``slots`` fresh input sets, mapped into both runners."""
+    session = ev.session
+    cached = session.timing.get("sides")
+    if cached is None or cached.slots < slots:
+        if cached is not None:
+            cached.ref.close()
+        ref = make_arenas(session.new_key(), session.contract.nominal, slots)
+        session.ref_request(ref.message(), fds=ref.fds)
+        session.ensure_model(0)
+        for slot in range(slots):
+            reply = session.ref_request({"op": "inputs", "key": ref.key, "slot": slot,
+                                         "variant": session.contract.nominal.model_dump(
+                                             mode="json"), "seed": TIMING_SEED_BASE + slot})
+            ref.scalars.update(reply.get("scalars") or {})
+        session.ref_request(ref.message(), fds=ref.fds)
+        cached = Sides(ref, ref)  # the candidate half is made per candidate below
+        session.timing["sides"] = cached
+    cand = make_arenas(session.new_key(), session.contract.nominal, cached.slots,
+                       scalars=cached.ref.scalars)
+    for slot in range(cached.slots):
+        for view, src in zip(cand.inputs.views(slot), cached.ref.inputs.views(slot),
+                             strict=True):
+            if view is not None:
+                view.copy_(src)
+    ev.map(cand)
+    return Sides(cached.ref, cand)
+
+
+def _batch(ev: CandidateEvaluation, sides: Sides, side: str, slots: list[int],
+           observers: Sequence[Observer] = ()) -> float:
+    """Run one batch on ``side`` with the other side frozen; return its wall time."""
+    session, runner = ev.session, ev.runner
+    if side == "ref":
+        other, key, send = runner.channel, sides.ref.key, session.ref_request
+    else:
+        other, key, send = session.reference.channel, sides.cand.key, ev.request
+    message = {"op": "run", "key": key, "seed": 0, "slots": slots}
+    for obs in observers:
+        obs.before_start()
+    other.freeze()
+    try:
+        start = time.perf_counter()
+        reply = send(message)
+        elapsed = time.perf_counter() - start
+    finally:
+        other.thaw()
+    for obs in observers:
+        obs.after_finish()
+    if side == "cand":
+        ev.last_reply = reply
+    return elapsed
+
+
+def _refresh(sides: Sides) -> None:
+    """New values in every input slot (floating tensors scaled), copied to the candidate."""
+    for slot in range(sides.slots):
+        for ref_view, cand_view in zip(sides.ref.inputs.views(slot),
+                                       sides.cand.inputs.views(slot), strict=True):
+            if ref_view is None:
+                continue
+            if ref_view.is_floating_point():
+                ref_view.mul_(PERTURB)
+            cand_view.copy_(ref_view)
+
+
+def _rounds(ev: CandidateEvaluation, sides: Sides, n: int, observers: Sequence[Observer],
+            settings) -> TimingOutcome:
+    rng = random.SystemRandom()
+    ref_t: list[float] = []
+    cand_t: list[float] = []
+    slots = list(range(n))
+    contract = ev.session.contract
+    while len(ref_t) < settings.max_repeats and not _enough(ref_t, cand_t, n,
+                                                            settings.min_time_s):
+        _refresh(sides)
+        order = ("ref", "cand") if len(ref_t) % 2 == 0 else ("cand", "ref")
+        times = {side: _batch(ev, sides, side, slots, observers if side == "cand" else ())
+                 for side in order}
+        ref_t.append(times["ref"] / n)
+        cand_t.append(times["cand"] / n)
+        try:
+            _check_round(ev, sides, rng.sample(slots, min(CHECKS_PER_ROUND, n)), contract)
+        except vf.Rejected as rej:
+            return TimingOutcome(problem=f"timed round {len(ref_t)}: {rej.error}",
+                                 flags=rej.flags, batch=n)
+    return TimingOutcome(timing=summarise(ref_t, cand_t), batch=n)
+
+
+def _check_round(ev: CandidateEvaluation, sides: Sides, picked: list[int], contract) -> None:
+    """Judge the batch's side effects, and the picked slots' outputs and inputs against the
+    reference's; raise ``Rejected``."""
+    vf.judge_effects(ev.last_reply, [], [], contract)
+    for slot in picked:
+        ref_out, cand_out = sides.ref.outputs.views(slot), sides.cand.outputs.views(slot)
+        if all(cmp.all_close(c, r, *_tol(contract, r)) for c, r in zip(cand_out, ref_out,
+                                                                      strict=True)):
+            continue
+        _, _, _, message = cmp.errors(cand_out, ref_out, contract)
+        if message:
+            raise vf.Rejected(Level.CORRECT, f"a timed call's output was wrong: {message}",
+                              {Flag.TIMING_MISMATCH})
+
+    for slot in picked:
+        vf.judge_effects({}, sides.cand.inputs.views(slot), sides.ref.inputs.views(slot),
+                         contract)
+
+
+def _tol(contract, r) -> tuple[float, float]:
+    tol = contract.tolerance_for(str(r.dtype))
+    return tol.atol, tol.rtol
+
+
+def _enough(ref_t: list[float], cand_t: list[float], n: int, min_time_s: float) -> bool:
+    """Both sides measured ``min_time_s`` in all (``n`` calls a round); or, when one side is
+    much slower, it measured ``SLOW_SIDE_FACTOR * min_time_s`` over ``STATS_ROUNDS`` rounds."""
     if len(ref_t) < MIN_ROUNDS:
         return False
-    ref, cand = sum(ref_t), sum(cand_t)
-    if min(ref, cand) >= min_time_s:
-        return True
-    return len(ref_t) >= STATS_ROUNDS and max(ref, cand) >= SLOW_SIDE_FACTOR * min_time_s
-
-
-def _mismatch(cand_out: Any, ref_out: Any, contract: Contract) -> str | None:
-    try:
-        cand = cmp.as_outputs(cand_out)
-        ref = cmp.as_outputs(ref_out)
-        cmp.check_shapes(cand, ref)
-    except Exception as exc:
-        return str(exc)
-    for c, r in zip(cand, ref, strict=True):  # cheap check first; statistics only on failure
-        tol = contract.tolerance_for(str(r.dtype))
-        if not cmp.all_close(c, r, tol.atol, tol.rtol):
-            return cmp.errors(cand, ref, contract)[3]
-    return None
+    ref, cand = sum(ref_t) * n, sum(cand_t) * n
+    return min(ref, cand) >= min_time_s or (
+        len(ref_t) >= STATS_ROUNDS and max(ref, cand) >= SLOW_SIDE_FACTOR * min_time_s)
 
 
 def summarise(ref_t: list[float], cand_t: list[float]) -> Timing:
@@ -154,13 +228,9 @@ def summarise(ref_t: list[float], cand_t: list[float]) -> Timing:
     cq1, cmed, cq3 = _quartiles(cand_t)
     tiny = 1e-12
     return Timing(
-        reference_median_s=rmed,
-        reference_iqr_s=rq3 - rq1,
-        candidate_median_s=cmed,
-        candidate_iqr_s=cq3 - cq1,
-        repeats=len(ref_t),
-        speedup=rmed / max(cmed, tiny),
-        speedup_low=rq1 / max(cq3, tiny),
+        reference_median_s=rmed, reference_iqr_s=rq3 - rq1,
+        candidate_median_s=cmed, candidate_iqr_s=cq3 - cq1, repeats=len(ref_t),
+        speedup=rmed / max(cmed, tiny), speedup_low=rq1 / max(cq3, tiny),
         speedup_high=rq3 / max(cq1, tiny),
     )
 
@@ -171,3 +241,11 @@ def _quartiles(values: list[float]) -> tuple[float, float, float]:
         return v, v, v
     q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return q1, med, q3
+
+
+def spread(values: list[float]) -> float:
+    """IQR / median of a list of times."""
+    q1, med, q3 = _quartiles(values)
+    return (q3 - q1) / med if med else math.inf
+
+

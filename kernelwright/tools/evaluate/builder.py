@@ -1,0 +1,97 @@
+"""The trusted builder: adds kernel sources a candidate built to the shared build cache.
+
+A candidate's runner builds into its private cache view (its binaries are never shared: it
+could have altered them). Afterwards it reports the *sources* it built; this builder, a
+separate sandboxed process that runs no candidate code and whose only writable directory is
+the build cache, compiles them again with the backends' own ``build``, so every shared entry
+was produced by a compiler from its source. The orchestrator then records the new entries'
+digests (:mod:`build_cache`).
+
+Run as ``python -m kernelwright.tools.evaluate.builder`` with a JSON list of
+``{"backend", "language", "source", "options"}`` on stdin; prints one JSON line of outcomes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from kernelwright.config import Settings
+from kernelwright.tools.evaluate import sandbox
+
+MAX_REQUESTS = 32
+
+
+def promote(requests: list[dict[str, Any]], settings: Settings, bwrap: str | None,
+            timeout_s: float) -> dict[str, Any]:
+    """Build ``requests`` into ``settings.cache_dir`` in the builder sandbox; its report."""
+    requests = [r for r in requests if isinstance(r, dict)][:MAX_REQUESTS]
+    if not requests:
+        return {"built": 0}
+    with tempfile.TemporaryDirectory(prefix="kw-builder-") as tmp:
+        scratch = Path(tmp)
+        (scratch / "tmp").mkdir()
+        env = sandbox.runner_env(settings, scratch, bwrap is not None)
+        cache = str(Path(settings.cache_dir).resolve())
+        env.update({"KERNELWRIGHT_CACHE_DIR": cache, "SYCL_CACHE_DIR": f"{cache}/sycl"})
+        inner = sandbox.python_module("kernelwright.tools.evaluate.builder")
+        cmd = (sandbox.bwrap_command(bwrap, settings, scratch, env, inner, cache_writable=True)
+               if bwrap else inner)
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(cmd, input=json.dumps(requests), capture_output=True,
+                                  text=True, timeout=timeout_s, env=env, cwd=scratch,
+                                  start_new_session=True, check=False)
+        except subprocess.TimeoutExpired:
+            return {"built": 0, "error": f"the builder timed out after {timeout_s:g} s"}
+        lines = proc.stdout.strip().splitlines()
+        try:
+            report = json.loads(lines[-1]) if lines else {}
+        except ValueError:
+            report = {}
+        report["seconds"] = time.monotonic() - t0
+        if proc.returncode != 0:
+            report["error"] = proc.stderr[-500:]
+        return report
+
+
+def prepare(settings: Settings, bwrap: str | None, timeout_s: float) -> dict[str, Any]:
+    """Build what the backends build once per machine (the SYCL shim) into the shared cache,
+    when it is not there yet, so no candidate runner has to."""
+    if (Path(settings.cache_dir) / "sycl-shim").is_dir():
+        return {"built": 0}
+    return promote([{"prepare": ["sycl"]}], settings, bwrap, timeout_s)
+
+
+def main() -> int:
+    from kernelwright.tools.backends import get_backend
+
+    requests = json.loads(sys.stdin.read())
+    built, failed = 0, 0
+    if requests and requests[0].get("prepare"):  # open each runtime once (builds the shims)
+        for name in requests[0]["prepare"]:
+            try:
+                built += int(get_backend(str(name)).status().usable)
+            except Exception:
+                failed += 1
+        requests = requests[1:]
+    for request in requests[:MAX_REQUESTS]:
+        try:
+            backend = get_backend(str(request["backend"]))
+            result = backend.build(str(request["source"]), language=request.get("language"),
+                                   options=[str(o) for o in request.get("options", [])])
+            built += int(result.ok)
+            failed += int(not result.ok)
+        except Exception:  # a source that no longer builds: nothing to share
+            failed += 1
+    print(json.dumps({"built": built, "failed": failed}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

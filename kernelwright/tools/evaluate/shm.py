@@ -1,0 +1,133 @@
+"""Shared-memory arenas: tensors pass between processes as views of one memfd, never pickled.
+
+An arena is an anonymous ``memfd`` that the orchestrator creates and sizes, maps, and hands to
+one runner over the socket (``SCM_RIGHTS``). Both sides see the same pages: the orchestrator
+writes inputs and reads outputs, the runner's kernels read and write through zero-copy
+``torch`` views. Each side gets its own arenas (the candidate never maps the reference's
+outputs or the orchestrator's pristine copies).
+
+Layout: ``slots`` copies of one tensor list (a :class:`SlotLayout`), each tensor at an offset
+aligned to :data:`ALIGN` bytes, slot after slot. A ``None`` spec (a scalar argument) takes no
+space.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+ALIGN = 64
+
+
+@dataclass(frozen=True)
+class SlotLayout:
+    """Shapes and dtypes of one slot: ``specs[i]`` is ``(shape, dtype_name)`` or ``None``."""
+
+    specs: tuple[tuple[tuple[int, ...], str] | None, ...]
+
+    @classmethod
+    def of(cls, specs: list[Any]) -> SlotLayout:
+        """From contract ``TensorSpec``s (or ``None``) or ``[shape, dtype]`` pairs."""
+        out = []
+        for s in specs:
+            if s is None:
+                out.append(None)
+            elif isinstance(s, list | tuple):
+                out.append((tuple(s[0]), str(s[1])))
+            else:
+                out.append((tuple(s.shape), str(s.dtype)))
+        return cls(tuple(out))
+
+    def to_json(self) -> list[Any]:
+        return [None if s is None else [list(s[0]), s[1]] for s in self.specs]
+
+    def offsets(self) -> tuple[list[int | None], int]:
+        """Byte offset of each tensor within a slot, and the slot's aligned size."""
+        offsets: list[int | None] = []
+        at = 0
+        for spec in self.specs:
+            if spec is None:
+                offsets.append(None)
+                continue
+            offsets.append(at)
+            at += _aligned(_nbytes(spec))
+        return offsets, max(at, ALIGN)
+
+
+class Arena:
+    """A memfd of ``slots`` slots of ``layout``, mapped here.
+
+    Example:
+        >>> arena = Arena.create(SlotLayout.of([((4,), "float32")]), slots=2)
+        >>> arena.views(0)[0].shape
+        torch.Size([4])
+    """
+
+    def __init__(self, fd: int, layout: SlotLayout, slots: int) -> None:
+        self.fd, self.layout, self.slots = fd, layout, slots
+        self._offsets, self.slot_bytes = layout.offsets()
+        self.size = self.slot_bytes * slots
+        self._map = mmap.mmap(fd, self.size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self._views = [self._slot_views(i) for i in range(slots)]
+
+    @classmethod
+    def create(cls, layout: SlotLayout, slots: int, name: str = "kw-arena") -> Arena:
+        fd = os.memfd_create(name, os.MFD_CLOEXEC)
+        _, slot_bytes = layout.offsets()
+        os.ftruncate(fd, slot_bytes * slots)
+        return cls(fd, layout, slots)
+
+    def _slot_views(self, slot: int) -> list[torch.Tensor | None]:
+        views: list[torch.Tensor | None] = []
+        for spec, off in zip(self.layout.specs, self._offsets, strict=True):
+            if spec is None:
+                views.append(None)
+                continue
+            shape, dtype = spec
+            dt = getattr(torch, dtype)
+            count = _count(shape)
+            if count == 0:
+                views.append(torch.empty(shape, dtype=dt))
+                continue
+            flat = torch.frombuffer(self._map, dtype=dt, count=count,
+                                    offset=slot * self.slot_bytes + off)
+            views.append(flat.view(shape))
+        return views
+
+    def views(self, slot: int) -> list[torch.Tensor | None]:
+        """The tensors of ``slot`` (views of the shared pages; writes are seen by both sides)."""
+        return self._views[slot]
+
+    def close(self) -> None:
+        self._views = []
+        try:
+            self._map.close()
+        except BufferError:  # a view still exported: the mapping goes with the process
+            pass
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+    def __repr__(self) -> str:
+        return f"Arena(slots={self.slots}, slot_bytes={self.slot_bytes})"
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _nbytes(spec: tuple[tuple[int, ...], str]) -> int:
+    shape, dtype = spec
+    return _count(shape) * torch.empty((), dtype=getattr(torch, dtype)).element_size()
+
+
+def _aligned(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
