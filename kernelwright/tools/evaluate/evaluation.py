@@ -201,8 +201,9 @@ class CandidateEvaluation:
         flags = {Flag.PROTOCOL_VIOLATION} if exc.kind == "violation" else set()
         text = str(exc)
         if exc.kind == "crash" and self.runner is not None:
+            channel = self.runner.channel
             statuses = self._close()
-            tail = self.runner.channel.log_tail()
+            tail = channel.log_tail()
             text = _crash_text(statuses) + (f"; its last output:\n{tail}" if tail else "")
         self.verdict.reject(Level.RUNTIME_ERROR, text, flags)
 
