@@ -13,8 +13,9 @@ so inside it is ``nobody`` with no capabilities, no network but its own loopback
 the parent's processes (its own pid namespace), read-only system files, no data dir, run
 store or home directory (they are not bound), and one writable scratch directory. Not binding
 ``/`` matters when the orchestrator runs as root: inside a user namespace the sandbox's
-``nobody`` then owns every root-owned file, ``/etc/shadow`` included. directory. Limits (:func:`apply_hard_limits`) are set soft = hard by the runner before any
-candidate code is imported, so the candidate can lower but never raise them.
+``nobody`` then owns every root-owned file, ``/etc/shadow`` included. Limits
+(:func:`apply_hard_limits`) are set soft = hard by the runner before any candidate code is
+imported, so the candidate can lower but never raise them.
 
 Without ``bwrap`` the runner still starts (environment cleared, hard limits set), and every
 result carries ``Flag.WEAK_SANDBOX``; ``kernelwright doctor`` says how to install it.
