@@ -1,0 +1,429 @@
+"""What a report shows about one or many runs, read from the run store and the checkpoints.
+
+Everything here is data (pydantic models); ``kernelwright.report`` only renders it. A run's
+candidates come in evaluation order from its checkpointed state (the profiles list), their
+evidence from the run store's result records. Nothing is evaluated or measured again.
+
+Definitions used by the report:
+
+- speedup ``s = t_ref / t_cand`` (medians); spread ``[q25_ref / q75_cand, q75_ref / q25_cand]``.
+- roofline fraction ``t_min / t_cand`` with ``t_min = max(bytes / BW, flops / FLOP_rate)``.
+- roofs are recovered from each run's own numbers: a memory-bound task gives
+  ``BW = bytes / t_min``, a compute-bound one ``FLOP_rate = flops / t_min``; a roof that no run
+  pinned down stays ``None`` (the chart then draws only the roofs it knows).
+- KernelBench's ``fast_p`` over tasks: the share of tasks whose best kernel is correct and has
+  ``s > p``; ``fast_0`` is the share with any correct kernel. Geometric mean speedup over tasks
+  with a correct kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from kernelwright.graphs.store import RunStore, open_checkpointer
+from kernelwright.spec.plan import Profile
+from kernelwright.spec.result import Level
+
+
+class CandidateRecord(BaseModel):
+    """One evaluated candidate of a run, in the order it was evaluated (``order`` from 1)."""
+
+    candidate_id: str
+    order: int
+    correct: bool
+    level: int
+    level_name: str
+    speedup: float | None = None
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    flags: list[str] = Field(default_factory=list)
+    error: str | None = None
+    template: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    stage: str = "outer"
+    parent: str | None = None
+    bound: str | None = None
+    bound_time_s: float | None = None  # the fastest time the roofline allows
+    roofline_fraction: float | None = None
+    achieved_gflops: float | None = None
+    achieved_gbps: float | None = None
+    cell: list[int] | None = None  # MAP-Elites descriptor cell
+
+
+class VariantEvidence(BaseModel):
+    """Verification of one shape variant: seeds run and the worst errors seen."""
+
+    variant: str
+    seeds: int
+    ok: bool
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+
+
+class Evidence(BaseModel):
+    """Why the best kernel is believed: per-variant checks, timing repeats, the device."""
+
+    variants: list[VariantEvidence] = Field(default_factory=list)
+    repeats: int | None = None
+    device: str | None = None
+    reference_median_s: float | None = None
+    candidate_median_s: float | None = None
+
+    @property
+    def seeds_total(self) -> int:
+        return sum(v.seeds for v in self.variants)
+
+    @property
+    def max_abs_error(self) -> float | None:
+        errors = [v.max_abs_error for v in self.variants if v.max_abs_error is not None]
+        return max(errors) if errors else None
+
+
+class AgentUsage(BaseModel):
+    """LLM tokens and cost of one agent (``cost_usd`` None when the price is unknown)."""
+
+    agent: str
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    malformed: int = 0
+
+
+class ArchiveCell(BaseModel):
+    cell: list[int]
+    candidate_id: str
+    level: int
+    speedup: float | None = None
+
+
+class ArchiveView(BaseModel):
+    """The MAP-Elites archive's global view: the elite of each occupied cell."""
+
+    axes: list[str]
+    levels: int
+    cells: list[ArchiveCell] = Field(default_factory=list)
+
+
+class SourceDiff(BaseModel):
+    """The best kernel's source and what it changed against a reference candidate."""
+
+    candidate_id: str
+    source: str
+    against_id: str | None = None
+    against: str | None = None  # "parent" or "previous best"
+    diff: list[str] = Field(default_factory=list)  # unified diff lines
+
+
+class RunSummary(BaseModel):
+    """Everything the report says about one run (one task)."""
+
+    run_id: str
+    task: str
+    backend: str
+    status: str
+    budget: int | None = None
+    started: float | None = None
+    updated: float | None = None
+    operator_class: str | None = None
+    implementation_space: str | None = None
+    strategy: str | None = None
+    flops: float | None = None
+    min_bytes: int | None = None
+    candidates: list[CandidateRecord] = Field(default_factory=list)
+    best: CandidateRecord | None = None
+    evidence: Evidence | None = None
+    best_source: SourceDiff | None = None
+    archive: ArchiveView | None = None
+    usage: list[AgentUsage] = Field(default_factory=list)
+    decisions: list[str] = Field(default_factory=list)
+
+    @property
+    def intensity(self) -> float | None:
+        """Arithmetic intensity of the task, FLOP per byte moved at least."""
+        if not self.flops or not self.min_bytes:
+            return None
+        return self.flops / self.min_bytes
+
+    @property
+    def flags(self) -> list[str]:
+        """Every flag raised on any candidate of the run, once each."""
+        return sorted({f for c in self.candidates for f in c.flags})
+
+    def best_so_far(self) -> list[tuple[int, float | None]]:
+        """``(evaluation number, best correct speedup so far)`` after each evaluation."""
+        out, best = [], None
+        for c in self.candidates:
+            if c.correct and c.speedup is not None and (best is None or c.speedup > best):
+                best = c.speedup
+            out.append((c.order, best))
+        return out
+
+
+class Roofs(BaseModel):
+    """This machine's roofs as the runs' own roofline numbers imply them (None: unknown)."""
+
+    bandwidth_gbps: float | None = None
+    gflops: float | None = None
+
+
+class ReportData(BaseModel):
+    """A report over one run or a whole campaign."""
+
+    generated: float
+    store: str
+    runs: list[RunSummary]
+    roofs: Roofs
+
+    def fast_p(self, p: float) -> float | None:
+        """KernelBench ``fast_p``: share of tasks whose best kernel is correct with s > p."""
+        if not self.runs:
+            return None
+        wins = [r for r in self.runs if r.best is not None and (r.best.speedup or 0.0) > p]
+        return len(wins) / len(self.runs)
+
+    @property
+    def fast_0(self) -> float | None:
+        """Share of tasks with any correct kernel."""
+        return len([r for r in self.runs if r.best is not None]) / len(self.runs) if self.runs else None
+
+    @property
+    def geomean_speedup(self) -> float | None:
+        speeds = [r.best.speedup for r in self.runs if r.best and r.best.speedup]
+        if not speeds:
+            return None
+        return math.exp(sum(math.log(s) for s in speeds) / len(speeds))
+
+    @property
+    def usage_totals(self) -> list[AgentUsage]:
+        """Tokens and cost per agent summed over every run."""
+        totals: dict[str, AgentUsage] = {}
+        for run in self.runs:
+            for u in run.usage:
+                t = totals.setdefault(u.agent, AgentUsage(agent=u.agent))
+                cost = None if None in (t.cost_usd, u.cost_usd) else t.cost_usd + u.cost_usd
+                totals[u.agent] = AgentUsage(
+                    agent=u.agent,
+                    calls=t.calls + u.calls,
+                    input_tokens=t.input_tokens + u.input_tokens,
+                    output_tokens=t.output_tokens + u.output_tokens,
+                    cost_usd=cost,
+                    malformed=t.malformed + u.malformed,
+                )
+        return list(totals.values())
+
+
+def build_report_data(store_root: str | Path, run_ids: list[str]) -> ReportData:
+    """Summaries of ``run_ids`` (unknown ids raise ``RunStoreError`` naming the fix)."""
+    store = RunStore(store_root)
+    saver = open_checkpointer(store.root)
+    try:
+        runs = [summarize_run(store, run_id, _state(saver, run_id)) for run_id in run_ids]
+    finally:
+        saver.conn.close()
+    return ReportData(
+        generated=time.time(), store=str(store.root), runs=runs, roofs=implied_roofs(runs)
+    )
+
+
+def _state(saver, run_id: str) -> dict[str, Any]:
+    tup = saver.get_tuple({"configurable": {"thread_id": run_id}})
+    return dict(tup.checkpoint["channel_values"]) if tup else {}
+
+
+def summarize_run(store: RunStore, run_id: str, state: dict[str, Any]) -> RunSummary:
+    """One run's summary from its metadata, checkpointed ``state`` and stored results."""
+    meta = store.meta(run_id)
+    plan = state.get("plan")
+    profiles: list[Profile] = list(state.get("profiles") or [])
+    candidates = [_record(store, run_id, p, i) for i, p in enumerate(_unique(profiles), 1)]
+    archive = _archive(store, run_id, candidates)
+    best = _best(candidates)
+    return RunSummary(
+        run_id=run_id,
+        task=str(meta.get("task", "?")),
+        backend=str(meta.get("backend", "?")),
+        status=str(meta.get("status", "?")),
+        budget=meta.get("budget"),
+        started=meta.get("started"),
+        updated=meta.get("updated"),
+        operator_class=plan.operator_class.value if plan else None,
+        implementation_space=plan.implementation_space.value if plan else None,
+        strategy=plan.strategy if plan else None,
+        flops=plan.flops if plan else None,
+        min_bytes=plan.min_bytes if plan else None,
+        candidates=candidates,
+        best=best,
+        evidence=_evidence(store, run_id, best.candidate_id) if best else None,
+        best_source=_source_diff(store, run_id, best, candidates) if best else None,
+        archive=archive,
+        usage=_usage(store, run_id),
+        decisions=[f"{d.action.value}: {d.reason}" for d in state.get("decisions") or []],
+    )
+
+
+def _unique(profiles: list[Profile]) -> list[Profile]:
+    seen: dict[str, Profile] = {}
+    for p in profiles:
+        seen.setdefault(p.candidate_id, p)
+    return list(seen.values())
+
+
+def _best(candidates: list[CandidateRecord]) -> CandidateRecord | None:
+    """The correct candidate with the highest speedup (ties: the earliest)."""
+    correct = [c for c in candidates if c.correct and c.speedup is not None]
+    return max(correct, key=lambda c: (c.speedup, -c.order)) if correct else None
+
+
+def _record(store: RunStore, run_id: str, p: Profile, order: int) -> CandidateRecord:
+    roof = p.roofline
+    try:
+        parent = store.load_candidate(run_id, p.candidate_id).parent
+    except FileNotFoundError:
+        parent = None
+    return CandidateRecord(
+        candidate_id=p.candidate_id,
+        order=order,
+        correct=p.correct,
+        level=p.level,
+        level_name=_level_name(p.level),
+        speedup=p.speedup,
+        speedup_low=p.speedup_low,
+        speedup_high=p.speedup_high,
+        flags=list(p.flags),
+        error=p.error,
+        template=p.template,
+        params=dict(p.params),
+        stage=p.stage,
+        parent=parent,
+        bound=roof.bound if roof else None,
+        bound_time_s=roof.bound_time_s if roof else None,
+        roofline_fraction=roof.fraction if roof else None,
+        achieved_gflops=roof.achieved_gflops if roof else None,
+        achieved_gbps=roof.achieved_gbps if roof else None,
+    )
+
+
+def _level_name(level: int) -> str:
+    try:
+        return Level(level).name.lower()
+    except ValueError:
+        return f"level {level}"
+
+
+def _evidence(store: RunStore, run_id: str, candidate_id: str) -> Evidence | None:
+    record = store.load_result(run_id, candidate_id)
+    if record is None:
+        return None
+    result = record.get("result") or {}
+    timing = result.get("timing") or {}
+    return Evidence(
+        variants=[
+            VariantEvidence(
+                variant=v["variant"],
+                seeds=v["seeds"],
+                ok=v["ok"],
+                max_abs_error=v.get("max_abs_error"),
+                max_rel_error=v.get("max_rel_error"),
+            )
+            for v in result.get("variants") or []
+        ],
+        repeats=timing.get("repeats"),
+        device=result.get("device"),
+        reference_median_s=timing.get("reference_median_s"),
+        candidate_median_s=timing.get("candidate_median_s"),
+    )
+
+
+def _archive(
+    store: RunStore, run_id: str, candidates: list[CandidateRecord]
+) -> ArchiveView | None:
+    """Rebuild the archive from the evaluated sources, as the R^3 outer level does."""
+    from kernelwright.tools.evolve import MapElitesArchive, describe
+
+    if not candidates:
+        return None
+    archive = MapElitesArchive()
+    for c in candidates:
+        try:
+            source = store.load_candidate(run_id, c.candidate_id).source
+        except FileNotFoundError:
+            continue
+        cell = archive.cell_of(tuple(describe(source)))
+        c.cell = list(cell)
+        archive.add_scored(c.candidate_id, cell, c.level, c.speedup)
+        archive.end_generation()
+    return ArchiveView(
+        axes=list(archive.axes),
+        levels=archive.levels,
+        cells=[
+            ArchiveCell(cell=list(cell), candidate_id=e.candidate_id, level=e.level,
+                        speedup=e.speedup)  # fmt: skip
+            for cell, e in archive.cells().items()
+        ],
+    )
+
+
+def _source_diff(
+    store: RunStore, run_id: str, best: CandidateRecord, candidates: list[CandidateRecord]
+) -> SourceDiff:
+    """The best source, diffed against its recorded parent, else the best before it."""
+    import difflib
+
+    source = store.load_candidate(run_id, best.candidate_id).source
+    against_id, label = best.parent, "parent"
+    if against_id is None:
+        earlier = [c for c in candidates if c.order < best.order]
+        previous = _best(earlier)
+        against_id, label = (previous.candidate_id, "previous best") if previous else (None, None)
+    if against_id is None:
+        return SourceDiff(candidate_id=best.candidate_id, source=source)
+    try:
+        other = store.load_candidate(run_id, against_id).source
+    except FileNotFoundError:
+        return SourceDiff(candidate_id=best.candidate_id, source=source)
+    diff = difflib.unified_diff(
+        other.splitlines(), source.splitlines(), against_id, best.candidate_id, lineterm=""
+    )
+    return SourceDiff(
+        candidate_id=best.candidate_id, source=source, against_id=against_id, against=label,
+        diff=list(diff),
+    )  # fmt: skip
+
+
+def _usage(store: RunStore, run_id: str) -> list[AgentUsage]:
+    """Per-agent LLM usage from the run's ledger; empty for offline runs."""
+    path = store.run_dir(run_id) / "usage.json"
+    if not path.exists():
+        return []
+    ledger = json.loads(path.read_text())
+    return [
+        AgentUsage(agent=agent, **{k: v for k, v in u.items() if k in AgentUsage.model_fields})
+        for agent, u in (ledger.get("per_agent") or {}).items()
+    ]
+
+
+def implied_roofs(runs: list[RunSummary]) -> Roofs:
+    """The roofs the runs' own roofline numbers imply (the largest seen of each)."""
+    bandwidth: list[float] = []
+    rate: list[float] = []
+    for run in runs:
+        if not run.flops or not run.min_bytes:
+            continue
+        for c in run.candidates:
+            if not c.bound_time_s:
+                continue
+            if c.bound == "memory":
+                bandwidth.append(run.min_bytes / c.bound_time_s / 1e9)
+            elif c.bound == "compute":
+                rate.append(run.flops / c.bound_time_s / 1e9)
+    return Roofs(
+        bandwidth_gbps=max(bandwidth) if bandwidth else None,
+        gflops=max(rate) if rate else None,
+    )

@@ -1,0 +1,114 @@
+"""The morning report: one self-contained HTML file over one run or a whole campaign.
+
+The page has no scripts and loads nothing: styles are inline, charts are inline SVG drawn by
+matplotlib (:mod:`kernelwright.report.plots`), and a Content-Security-Policy forbids every
+external or script resource, so it opens offline and a hostile string in a run cannot run code.
+Every text that comes from a run (task names, candidate sources, errors, LLM output) is escaped
+by Jinja2's autoescaping; only the SVG produced here is inserted as markup.
+
+Example:
+    >>> write_report(store_root, ["l1_gelu-20261203-0700-abc123"], Path("report.html"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from kernelwright.graphs.run_summary import ReportData, build_report_data
+from kernelwright.report import plots
+from kernelwright.report.markdown import render_markdown
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def write_report(
+    store_root: Path, run_ids: list[str], html_path: Path, md_path: Path | None = None
+) -> None:
+    """Write the HTML report of ``run_ids`` (and a Markdown summary when ``md_path`` is given).
+
+    Raises ``RunStoreError`` (naming the fix) when a run id is not in ``store_root``.
+    """
+    data = build_report_data(store_root, run_ids)
+    html_path = Path(html_path)
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    html_path.write_text(render_html(data), encoding="utf-8")
+    if md_path is not None:
+        md_path = Path(md_path)
+        md_path.parent.mkdir(parents=True, exist_ok=True)
+        md_path.write_text(render_markdown(data), encoding="utf-8")
+
+
+def render_html(data: ReportData) -> str:
+    """The whole page as one string."""
+    env = _environment()
+    runs = data.runs
+    title = runs[0].task if len(runs) == 1 else f"campaign of {len(runs)} tasks"
+    charts = {
+        "progress": Markup(plots.speedup_over_time(runs)),
+        "roofline": Markup(plots.roofline_chart(runs, data.roofs)),
+    }
+    archives = [
+        Markup(plots.archive_heatmap(r.archive, f"{r.task}: elites per cell"))
+        if r.archive and r.archive.cells
+        else None
+        for r in runs
+    ]
+    return env.get_template("report.html.j2").render(
+        data=data,
+        title=title,
+        charts=charts,
+        archive_charts=archives,
+        usage=data.usage_totals,
+        evaluations=sum(len(r.candidates) for r in runs),
+    )
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(["html", "j2"], default=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        speed=speed_text, pct=percent_text, sci=sci_text, when=time_text, num=number_text,
+        diffclass=diff_class,
+    )  # fmt: skip
+    return env
+
+
+def speed_text(value: float | None) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.2f}x"
+
+
+def percent_text(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
+
+
+def sci_text(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2g}"
+
+
+def number_text(value: float | None, unit: str = "") -> str:
+    return "not known" if value is None else f"{value:.1f} {unit}".strip()
+
+
+def time_text(stamp: float | None) -> str:
+    if stamp is None:
+        return "–"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(stamp))
+
+
+def diff_class(line: str) -> str:
+    """CSS class of one unified-diff line."""
+    if line.startswith(("+++", "---")):
+        return "hunk"
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "")
