@@ -191,7 +191,9 @@ class ReportData(BaseModel):
     @property
     def fast_0(self) -> float | None:
         """Share of tasks with any correct kernel."""
-        return len([r for r in self.runs if r.best is not None]) / len(self.runs) if self.runs else None
+        if not self.runs:
+            return None
+        return len([r for r in self.runs if r.best is not None]) / len(self.runs)
 
     @property
     def geomean_speedup(self) -> float | None:

@@ -7,7 +7,7 @@ Every text that comes from a run (task names, candidate sources, errors, LLM out
 by Jinja2's autoescaping; only the SVG produced here is inserted as markup.
 
 Example:
-    >>> write_report(store_root, ["l1_gelu-20261203-0700-abc123"], Path("report.html"))  # doctest: +SKIP
+    >>> write_report(store_root, ["run-1", "run-2"], Path("report.html"))  # doctest: +SKIP
 """
 
 from __future__ import annotations

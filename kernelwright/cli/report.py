@@ -1,0 +1,29 @@
+"""`report`: the morning report of one run or a campaign, as self-contained HTML (+ Markdown)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kernelwright.cli._app import StoreOpt, _fail, _settings, app, console
+from kernelwright.errors import KernelwrightError
+
+
+@app.command()
+def report(
+    run_ids: Annotated[list[str], typer.Argument(help="one run id, or every run of a campaign")],
+    html: Annotated[Path, typer.Option("--html", help="HTML file to write")],
+    md: Annotated[Path | None, typer.Option("--md", help="Markdown summary to write")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Write one offline HTML page (tables, charts, best kernels with diffs) over the runs."""
+    from kernelwright.graphs.runner import store_root
+    from kernelwright.report.html import write_report
+
+    try:
+        write_report(store_root(_settings(), store), run_ids, html, md)
+    except KernelwrightError as exc:
+        _fail(exc)
+    console.print(f"wrote {html}" + (f" and {md}" if md else ""), markup=False, highlight=False)
