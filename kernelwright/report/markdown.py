@@ -82,7 +82,8 @@ def render_markdown(data: ReportData) -> str:
     if not usage:
         lines.append("No LLM was used (offline policies).")
     else:
-        lines += ["| agent | calls | input tokens | output tokens | cost (USD) |", "|" + "---|" * 5]
+        lines += ["| agent | calls | input tokens | output tokens | cost (USD) |"]
+        lines += ["|" + "---|" * 5]
         for u in usage:
             cost = "unknown price" if u.cost_usd is None else f"{u.cost_usd:.4f}"
             lines.append(
