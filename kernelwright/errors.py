@@ -48,3 +48,7 @@ class WorkerError(KernelwrightError, RuntimeError):
 
 class RunStoreError(KernelwrightError, RuntimeError):
     """A run id or store path does not exist or is unreadable."""
+
+
+class PathNotAllowedError(KernelwrightError, PermissionError):
+    """A path given to the MCP server lies outside every root the server was started with."""

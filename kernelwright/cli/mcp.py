@@ -1,0 +1,38 @@
+"""`mcp`: serve kernelwright's tools to other agents over MCP (stdio or streamable HTTP)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from kernelwright.cli._app import BackendOpt, StoreOpt, _fail, _settings, app
+
+
+@app.command("mcp")
+def mcp_server(
+    transport: Annotated[
+        str, typer.Option("--transport", help="stdio (default) or http (streamable HTTP)")
+    ] = "stdio",
+    root: Annotated[
+        list[Path] | None,
+        typer.Option("--root", help="directory callers may name files in (repeatable)"),
+    ] = None,
+    store: StoreOpt = None,
+    backend: BackendOpt = None,
+    budget: Annotated[int | None, typer.Option(help="default evaluations per run")] = None,
+    host: Annotated[str, typer.Option(help="http: address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="http: port to listen on")] = 8765,
+) -> None:
+    """Run the MCP server: optimize_kernel, run_status, best_kernel, evaluate_kernel, ..."""
+    if transport not in ("stdio", "http"):
+        _fail(ValueError(f"--transport {transport!r} is not known: use stdio or http"))
+    try:
+        from kernelwright.serve.mcp import serve
+    except ImportError as exc:
+        _fail(ImportError(f"the MCP server needs the mcp package ({exc}): "
+                          "pip install 'kernelwright[mcp]'"))  # fmt: skip
+    roots = root or [Path.cwd()]
+    kind: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
+    serve(_settings(backend=backend, budget=budget), roots, store, kind, host, port)

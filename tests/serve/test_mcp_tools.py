@@ -1,0 +1,84 @@
+"""The MCP tools in-process (mcp's own Client on the server object): schemas and bad arguments."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+
+from kernelwright.errors import PathNotAllowedError
+from kernelwright.serve.mcp import build_server
+from kernelwright.serve.roots import Roots
+
+TOOLS = {"optimize_kernel", "run_status", "best_kernel", "evaluate_kernel", "list_runs",
+         "cancel_run", "sample_workload"}  # fmt: skip
+
+
+def _call(served, calls):
+    server, tools = build_server(served["settings"], [served["root"]], served["store"])
+
+    async def go():
+        async with Client(server) as client:
+            listed = await client.list_tools()
+            results = [await client.call_tool(name, args) for name, args in calls]
+            return listed, results
+
+    try:
+        return anyio.run(go)
+    finally:
+        tools.background.shutdown()
+
+
+@pytest.mark.slow
+def test_tools_are_typed_and_bad_arguments_are_tool_errors(served):
+    outside = str(served["outside"])
+    calls = [
+        ("optimize_kernel", {"task_path": outside}),
+        ("optimize_kernel", {"task_path": str(served["root"] / "l1_gelu.py"), "budget": 0}),
+        ("optimize_kernel", {"task_path": str(served["root"] / "l1_gelu.py"), "backend": "x"}),
+        ("optimize_kernel", {"task_path": str(served["root"] / "nope.py")}),
+        ("evaluate_kernel", {"task_path": str(served["root"] / "l1_gelu.py"),
+                             "candidate_path": "/etc/passwd"}),  # fmt: skip
+        ("run_status", {"run_id": "../../etc"}),
+        ("run_status", {"run_id": "no-such-run"}),
+        ("best_kernel", {}),
+        ("cancel_run", {"run_id": "done-run"}),
+        ("run_status", {"run_id": "done-run"}),
+        ("best_kernel", {"run_id": "done-run"}),
+        ("list_runs", {"limit": 5}),
+    ]
+    listed, results = _call(served, calls)
+    assert {t.name for t in listed.tools} == TOOLS
+    assert all(t.output_schema for t in listed.tools)
+    texts = [r.content[0].text if r.content else "" for r in results]
+    assert [r.is_error for r in results[:9]] == [True] * 9
+    assert "outside the directories this server may read" in texts[0] and "--root" in texts[0]
+    assert "budget" in texts[1] and "greater than or equal to 1" in texts[1]
+    assert "backend" in texts[2]
+    assert "not a file" in texts[3]
+    assert "candidate_path '/etc/passwd' is outside" in texts[4]
+    assert "run id '../../etc' is not valid" in texts[5]
+    assert "no run 'no-such-run'" in texts[6]
+    assert "run_id" in texts[7] and "Field required" in texts[7]
+    assert "not running in this server" in texts[8]
+    status, best, runs = (r.structured_content for r in results[9:])
+    assert status["status"] == "done" and status["evaluations"] == 2
+    assert status["process"] == "not started by this server"
+    assert "class ModelNew" in best["source"] and best["speedup"] > 0
+    assert best["variants_checked"] >= 1 and best["seeds_checked"] >= best["variants_checked"]
+    assert [r["run_id"] for r in runs["runs"]] == ["done-run"]
+
+
+def test_roots_follow_symlinks(tmp_path):
+    inside, outside = tmp_path / "in", tmp_path / "out"
+    inside.mkdir()
+    outside.mkdir()
+    (outside / "secret.py").write_text("x = 1\n")
+    (inside / "link.py").symlink_to(outside / "secret.py")
+    (inside / "ok.py").write_text("x = 1\n")
+    roots = Roots([inside])
+    assert roots.check(inside / "ok.py") == (inside / "ok.py").resolve()
+    with pytest.raises(PathNotAllowedError, match="outside"):
+        roots.check(inside / "link.py")
+    with pytest.raises(PathNotAllowedError, match="outside"):
+        roots.check(inside / ".." / "out" / "secret.py")
