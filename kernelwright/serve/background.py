@@ -110,12 +110,15 @@ class BackgroundRuns:
                 "optimize_kernel and still running can be cancelled (see run_status)"
             )
         run.cancelled = True
-        _signal_group(run.process, signal.SIGTERM)
+        workers = _children(run.process.pid)  # evaluation workers run in their own sessions
+        _signal_group(run.process.pid, signal.SIGTERM)
         try:
             run.process.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
-            _signal_group(run.process, signal.SIGKILL)
+            _signal_group(run.process.pid, signal.SIGKILL)
             run.process.wait()
+        for pid in workers:  # a worker in the middle of a candidate call would finish it first
+            _signal_group(pid, signal.SIGKILL)
         return run
 
     def shutdown(self) -> None:
@@ -125,11 +128,29 @@ class BackgroundRuns:
                 self.cancel(run_id, grace_s=5.0)
 
 
-def _signal_group(process: subprocess.Popen, sig: int) -> None:
+def _signal_group(pgid: int, sig: int) -> None:
     try:
-        os.killpg(process.pid, sig)
-    except ProcessLookupError:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
         pass
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` that lead their own process group (Linux /proc)."""
+    found: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):  # any thread may be parent
+        try:
+            found += [int(c) for c in children.read_text().split()]
+        except OSError:
+            continue
+    return [c for c in found if _group_leader(c)]
+
+
+def _group_leader(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except ProcessLookupError:
+        return False
 
 
 def _child_env() -> dict[str, str]:
