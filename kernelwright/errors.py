@@ -52,3 +52,7 @@ class RunStoreError(KernelwrightError, RuntimeError):
 
 class PathNotAllowedError(KernelwrightError, PermissionError):
     """A path given to the MCP server lies outside every root the server was started with."""
+
+
+class LoweringError(KernelwrightError, NotImplementedError):
+    """A PyTorch reference could not be lowered to kernels (an operator or form unsupported)."""

@@ -1,0 +1,64 @@
+"""Capture a reference module as a core-ATen graph with ``torch.export``.
+
+The module runs in the mode it is given in (training mode: BatchNorm uses batch statistics),
+then ``run_decompositions`` applies torch's core-ATen table minus the composite operators
+this compiler lowers itself as fusable reductions (softmax, norms, var/std, logsumexp,
+pooling, smooth activations). Parameters, buffers and lifted constants become graph inputs;
+the export signature says which is which.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch._decomp import core_aten_decompositions
+
+from kernelwright.errors import LoweringError
+
+log = logging.getLogger(__name__)
+
+KEEP_COMPOSITE = {
+    "logsumexp", "var", "var_mean", "std", "std_mean", "mish", "softplus", "silu",
+    "hardswish", "hardsigmoid", "rms_norm", "_fused_rms_norm", "norm", "max_pool1d",
+    "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool1d", "log_softmax", "softmax",
+    "special_log_softmax", "special_softmax", "special_logsumexp", "linalg_vector_norm",
+    "mv", "dot", "adaptive_max_pool1d",
+}
+
+
+def decomposition_table() -> dict[Any, Any]:
+    """torch's core-ATen decompositions without the composites lowered here directly."""
+    table = core_aten_decompositions()
+    for op in list(table):
+        packet = getattr(op, "overloadpacket", None)
+        if packet is not None and packet.__name__ in KEEP_COMPOSITE:
+            del table[op]
+    return table
+
+
+@dataclass
+class Captured:
+    """An exported program and what its graph inputs are."""
+
+    program: Any  # torch.export.ExportedProgram after decompositions
+    training: bool
+
+
+def capture(model: torch.nn.Module, inputs: list[Any]) -> Captured:
+    """Export ``model`` on ``inputs`` in its current mode and decompose to core ATen."""
+    args = tuple(inputs)
+    try:
+        with torch.no_grad():
+            ep = torch.export.export(model, args, strict=False)
+        ep = ep.run_decompositions(decomposition_table())
+    except Exception as exc:
+        raise LoweringError(
+            f"torch.export could not capture the reference ({type(exc).__name__}: "
+            f"{str(exc)[:600]}). Make forward traceable: no data-dependent Python control "
+            "flow, no .item()/.tolist() on tensors, no in-place ops on inputs."
+        ) from exc
+    return Captured(ep, model.training)

@@ -1,0 +1,137 @@
+"""Kernel bodies under construction: statements, value numbering (CSE) and fusion binding.
+
+A :class:`KernelCtx` is handed to every IR node's ``load``; nodes append statements and
+return the C name of the value. Loads of realized nodes read buffers; loads of nodes the
+current kernel computes itself (a reduction's scalar, an anchor's accumulator) return the
+register, but only at the kernel's own index: anything else raises :class:`NotFusable`, and
+the scheduler then realizes that node in its own kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kernelwright.tools.lower.index import Ix, linear
+
+if TYPE_CHECKING:
+    from kernelwright.tools.lower.dialect import Dialect
+    from kernelwright.tools.lower.ir import Node
+
+
+class NotFusable(Exception):
+    """A group member read a group-computed value at another index: split the group."""
+
+    def __init__(self, node: Node) -> None:
+        super().__init__(node.name)
+        self.node = node
+
+
+@dataclass
+class Binding:
+    """A value the kernel holds in a register for the output index ``key``."""
+
+    key: list[Ix]
+    var: str
+
+
+@dataclass
+class KernelCtx:
+    """The body of one kernel being emitted."""
+
+    dialect: Dialect
+    realized: dict[int, str]  # node id -> buffer name, for nodes computed by other kernels
+    lines: list[str] = field(default_factory=list)
+    depth: int = 1
+    scopes: list[dict[str, str]] = field(default_factory=lambda: [{}])
+    bound: dict[int, list[Binding]] = field(default_factory=dict)
+    buffers: dict[str, tuple] = field(default_factory=dict)  # name -> (node, mode)
+    counter: int = 0
+    idx_type: str = "int"
+    owned: set[int] = field(default_factory=set)  # non-pointwise nodes this kernel computes
+
+    # -- statements ----------------------------------------------------------------------
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def fresh(self, prefix: str = "t") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def let(self, expr: str, ctype: str) -> str:
+        """Name ``expr`` (value numbered: the same text in scope returns the same name)."""
+        key = f"{ctype}|{expr}"
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        name = self.fresh()
+        self.emit(f"const {ctype} {name} = {expr};")
+        self.scopes[-1][key] = name
+        return name
+
+    def var(self, ctype: str, init: str, prefix: str = "a") -> str:
+        """A mutable variable (accumulators): never value numbered."""
+        name = self.fresh(prefix)
+        self.emit(f"{ctype} {name} = {init};")
+        return name
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        self.emit(header + " {")
+        self.depth += 1
+        self.scopes.append({})
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+            self.depth -= 1
+            self.emit("}")
+
+    @contextmanager
+    def loop(self, name: str, size: int) -> Iterator[Ix]:
+        with self.block(f"for ({self.idx_type} {name} = 0; {name} < {size}; ++{name})"):
+            yield Ix.var(name, size)
+
+    # -- buffers -------------------------------------------------------------------------
+
+    def use(self, name: str, node: Node, mode: str = "r") -> str:
+        old = self.buffers.get(name)
+        if old is None or (old[1] == "r" and mode == "w"):
+            self.buffers[name] = (node, mode)
+        return name
+
+    def load_buffer(self, name: str, node: Node, idx: list[Ix]) -> str:
+        from kernelwright.tools.lower.dtypes import compute_type, load_expr
+
+        self.use(name, node)
+        flat = linear(idx, node.shape)
+        return self.let(load_expr(node.dtype, f"{name}[{flat.render()}]"),
+                        compute_type(node.dtype))
+
+    def store(self, name: str, node: Node, idx: list[Ix], value: str) -> None:
+        from kernelwright.tools.lower.dtypes import store_expr
+
+        self.use(name, node, "w")
+        flat = linear(idx, node.shape)
+        self.emit(f"{name}[{flat.render()}] = {store_expr(node.dtype, value)};")
+
+    # -- fusion bindings -----------------------------------------------------------------
+
+    def bind(self, node: Node, key: list[Ix], var: str) -> None:
+        self.bound.setdefault(node.id, []).append(Binding(key, var))
+
+    def lookup(self, node: Node, key: list[Ix]) -> str | None:
+        """The register bound for ``node`` at ``key``; None means compute it here.
+
+        A non-pointwise node this kernel computes (owned) that is read before it is bound,
+        or at another index, cannot be recomputed cheaply: raise ``NotFusable``.
+        """
+        for b in self.bound.get(node.id, []):
+            if len(b.key) == len(key) and all(a == c for a, c in zip(b.key, key, strict=True)):
+                return b.var
+        if node.id in self.owned and node.kind != "pointwise":
+            raise NotFusable(node)
+        return None

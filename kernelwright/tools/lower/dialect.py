@@ -1,0 +1,118 @@
+"""What differs between SYCL, CUDA and C++ in a kernel body: spellings of math and preludes.
+
+Kernel *structure* (work-items, groups, loops) is the emitters' business (``emit/``); bodies
+are plain C expressions that all three compile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# C math function -> float-overload spelling for (sycl, cuda, cpp)
+_MATH = [
+    "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sin", "cos", "tan", "floor", "ceil",
+    "round", "trunc", "log1p", "expm1", "log2", "log10", "exp2", "atan", "asin", "acos",
+    "sinh", "cosh", "asinh", "acosh", "atanh", "fabs", "pow", "fmod", "atan2", "erfc",
+    "copysign", "rint", "lgamma", "cbrt",
+]
+
+_HALF = r"""
+KW_FN float kw_h2f(unsigned short h) {
+    unsigned int s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+    if (e == 0) {
+        if (m == 0) { bits = s; }
+        else { e = 113; while (!(m & 0x400u)) { m <<= 1; --e; } m &= 0x3ffu;
+               bits = s | (e << 23) | (m << 13); }
+    } else if (e == 31) { bits = s | 0x7f800000u | (m << 13); }
+    else { bits = s | ((e + 112) << 23) | (m << 13); }
+    float f; KW_MEMCPY(&f, &bits, 4); return f;
+}
+KW_FN unsigned short kw_f2h(float f) {
+    unsigned int x; KW_MEMCPY(&x, &f, 4);
+    unsigned int s = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+    if (e == 255) return (unsigned short)(s | 0x7c00u | (m ? 0x200u : 0));
+    int ne = (int)e - 112;
+    if (ne >= 31) return (unsigned short)(s | 0x7c00u);
+    if (ne <= 0) {
+        if (ne < -10) return (unsigned short)s;
+        m |= 0x800000u; unsigned int shift = (unsigned int)(14 - ne);
+        unsigned int hm = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (hm & 1u))) ++hm;
+        return (unsigned short)(s | hm);
+    }
+    unsigned int hm = m >> 13, rem = m & 0x1fffu;
+    unsigned int out = s | ((unsigned int)ne << 10) | hm;
+    if (rem > 0x1000u || (rem == 0x1000u && (hm & 1u))) ++out;
+    return (unsigned short)out;
+}
+KW_FN float kw_b2f(unsigned short b) {
+    unsigned int bits = ((unsigned int)b) << 16; float f; KW_MEMCPY(&f, &bits, 4); return f;
+}
+KW_FN unsigned short kw_f2b(float f) {
+    unsigned int x; KW_MEMCPY(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (unsigned short)(x >> 16);
+}
+"""
+
+_COMMON = r"""
+template <typename T> KW_FN T kw_max(T a, T b) { return a > b ? a : b; }
+template <typename T> KW_FN T kw_min(T a, T b) { return a < b ? a : b; }
+template <typename T> KW_FN T kw_maxn(T a, T b) { return (a != a || a > b) ? a : b; }
+template <typename T> KW_FN T kw_minn(T a, T b) { return (a != a || a < b) ? a : b; }
+template <typename T> KW_FN T kw_sign(T a) { return (T)((a > (T)0) - (a < (T)0)); }
+template <typename T> KW_FN T kw_floordiv(T a, T b) {
+    T q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
+template <typename T> KW_FN T kw_imod(T a, T b) {
+    T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+"""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Spellings of one backend's kernel language."""
+
+    name: str
+    math_prefix: str
+    float_suffix: bool  # CUDA: expf; others overload on float
+    prelude_head: str
+    memcpy: str
+
+    def fn(self, name: str, ctype: str = "float") -> str:
+        if name == "rsqrt" and self.name == "cpp":
+            return "1.0f / std::sqrt" if ctype == "float" else "1.0 / std::sqrt"
+        if self.float_suffix and ctype == "float" and name != "rsqrt":
+            return f"{name}f"
+        if self.float_suffix and name == "rsqrt":
+            return "rsqrtf" if ctype == "float" else "rsqrt"
+        return f"{self.math_prefix}{name}"
+
+    def call(self, name: str, ctype: str, *args: str) -> str:
+        f = self.fn(name, ctype)
+        if f.startswith("1.0"):
+            return f"({f}({', '.join(args)}))"
+        return f"{f}({', '.join(args)})"
+
+    def max_nan(self, a: str, b: str) -> str:
+        return f"kw_maxn({a}, {b})"
+
+    def min_nan(self, a: str, b: str) -> str:
+        return f"kw_minn({a}, {b})"
+
+    def prelude(self) -> str:
+        fn = "static __device__ inline" if self.name == "cuda" else "static inline"
+        consts = ("#define KW_INF __int_as_float(0x7f800000)\n"
+                  "#define KW_NAN __int_as_float(0x7fffffff)\n") if self.name == "cuda" else (
+                  "#define KW_INF (__builtin_inff())\n#define KW_NAN (__builtin_nanf(\"\"))\n")
+        return (self.prelude_head + f"#define KW_FN {fn}\n" + consts
+                + f"#define KW_MEMCPY(d, s, n) {self.memcpy}(d, s, n)\n" + _COMMON + _HALF)
+
+
+SYCL = Dialect("sycl", "sycl::", False,
+               "#include <sycl/sycl.hpp>\nnamespace syclexp = sycl::ext::oneapi::experimental;\n",
+               "__builtin_memcpy")
+CUDA = Dialect("cuda", "", True, "", "memcpy")
+CPP = Dialect("cpp", "std::", False,
+              "#include <cmath>\n#include <cstring>\n#include <cstdint>\n", "std::memcpy")
+DIALECTS = {"sycl": SYCL, "cuda": CUDA, "cpp": CPP}

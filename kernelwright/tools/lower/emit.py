@@ -1,0 +1,422 @@
+"""Emit one kernel per fusion group for SYCL, CUDA or C++/OpenMP from the same IR.
+
+Every kernel is a set of *units* of work: elements (pointwise), rows (row groups, scans),
+register tiles (GEMM, convolution). SYCL and CUDA run one unit per work-item; C++ runs them
+in an OpenMP ``parallel for``. Row groups also have a cooperative form on SYCL/CUDA: one
+work-group per row, partial results per work-item combined with a group reduction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelwright.tools.lower.codegen import KernelCtx
+from kernelwright.tools.lower.dialect import Dialect
+from kernelwright.tools.lower.dtypes import compute_type, literal, storage_type
+from kernelwright.tools.lower.index import Ix, linear, unravel
+from kernelwright.tools.lower.ir import Node, Reduction, Scan
+from kernelwright.tools.lower.schedule import Group
+
+
+@dataclass
+class KernelSource:
+    """One emitted kernel: its text, arguments (buffer names) and launch shape."""
+
+    name: str
+    text: str
+    args: list[str]
+    units: int  # work-items (SYCL/CUDA global size before rounding)
+    local: int  # work-group size (1 for C++)
+    cooperative: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _ctx(d: Dialect, real: dict[int, str], grp: Group, idx_type: str) -> KernelCtx:
+    k = KernelCtx(d, {i: n for i, n in real.items() if i not in {x.id for x in grp.nodes}},
+                  idx_type=idx_type)
+    k.owned = {x.id for x in grp.nodes}
+    return k
+
+
+def _vars(k: KernelCtx, flat: Ix, shape: tuple[int, ...], prefix: str) -> list[Ix]:
+    """Declare the multi-index of ``flat`` in ``shape`` as named atoms with ranges."""
+    out = []
+    for j, e in enumerate(unravel(flat, shape)):
+        if e.is_const:
+            out.append(e)
+            continue
+        name = f"{prefix}{j}"
+        k.emit(f"const {k.idx_type} {name} = {e.render()};")
+        out.append(Ix.atom(name, (0, shape[j] - 1)))
+    return out
+
+
+def _store_node(k: KernelCtx, node: Node, names: dict[int, str], idx: list[Ix],
+                value: str) -> None:
+    if node.id in names:
+        k.store(names[node.id], node, idx, value)
+
+
+def _write_epilogue(k: KernelCtx, anchor_shape, anchor_idx: list[Ix], nodes: list[Node],
+                    names: dict[int, str]) -> None:
+    flat = linear(anchor_idx, anchor_shape)
+    for e in nodes:
+        idx = anchor_idx if tuple(e.shape) == tuple(anchor_shape) else unravel(flat, e.shape)
+        v = e.load(k, idx)
+        k.bind(e, e.key(idx), v)
+        _store_node(k, e, names, idx, v)
+
+
+# -- pointwise ---------------------------------------------------------------------------
+
+
+def pointwise_body(k: KernelCtx, grp: Group, names: dict[int, str], u: str,
+                   ipw: int) -> int:
+    node = grp.main[0]
+    n = node.numel
+    units = -(-n // ipw)
+    if ipw == 1:
+        idx = _vars(k, Ix.atom(u, (0, n - 1)), node.shape, "i")
+        _write(k, node, names, idx)
+        return units
+    with k.block(f"for (int e = 0; e < {ipw}; ++e)"):
+        k.emit(f"const {k.idx_type} f = {u} * {ipw} + e;")
+        with k.block(f"if (f < {n})"):
+            idx = _vars(k, Ix.atom("f", (0, n - 1)), node.shape, "i")
+            _write(k, node, names, idx)
+    return units
+
+
+def _write(k: KernelCtx, node: Node, names: dict[int, str], idx: list[Ix]) -> None:
+    k.owned.discard(node.id)
+    v = node.compute(k, idx)
+    k.store(names[node.id], node, idx, v)
+
+
+# -- row groups --------------------------------------------------------------------------
+
+
+def rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, lid: str | None,
+              wg: int) -> int:
+    """One row (outer index) per unit; ``lid``/``wg`` split the row over a work-group."""
+    dom: Reduction = grp.domain  # type: ignore[assignment]
+    outer_shape = tuple(dom.src_shape[d] for d in dom.outer_dims)
+    n_outer = math.prod(outer_shape)
+    outer = _vars(k, Ix.atom(unit, (0, max(0, n_outer - 1))), outer_shape, "o")
+    for r in grp.main:
+        _reduce_phase(k, r, outer, lid, wg)
+    if grp.epilogue:
+        _over_row(k, dom, outer, lid, wg, lambda idx: _write_epilogue(
+            k, dom.src_shape, idx, grp.epilogue, names))
+    stored = [r for r in grp.main if r.id in names]
+    if stored:
+        with k.block("if (l == 0)" if lid is not None else ""):
+            for r in stored:
+                _store_node(k, r, names, _out_index(r, outer), k.bound[r.id][0].var)
+    if grp.outer:
+        def outer_out():
+            oflat = linear(outer, outer_shape)
+            for e in grp.outer:
+                idx = unravel(oflat, e.shape)
+                v = e.load(k, idx)
+                _store_node(k, e, names, idx, v)
+        if lid is None:
+            outer_out()
+        else:
+            with k.block(f"if ({lid} == 0)"):
+                outer_out()
+    return n_outer
+
+
+def _out_index(r: Reduction, outer: list[Ix]) -> list[Ix]:
+    if not r.keepdim:
+        return outer
+    it = iter(outer)
+    return [Ix.c(0) if d in r.red_dims else next(it) for d in range(len(r.src_shape))]
+
+
+def _over_row(k: KernelCtx, dom: Reduction, outer: list[Ix], lid: str | None, wg: int,
+              fn) -> None:
+    """Run ``fn(full index)`` for every element of the row (strided over the group)."""
+    sizes = dom.red_sizes
+    if lid is None:
+        opened, rv = [], []
+        for s in sizes:
+            name = k.fresh("r")
+            cm = k.loop(name, s)
+            rv.append(cm.__enter__())
+            opened.append(cm)
+        fn(dom.full_index(outer, rv))
+        for cm in reversed(opened):
+            cm.__exit__(None, None, None)
+        return
+    n = math.prod(sizes)
+    r = k.fresh("r")
+    with k.block(f"for ({k.idx_type} {r} = {lid}; {r} < {n}; {r} += {wg})"):
+        red = _vars(k, Ix.atom(r, (0, n - 1)), tuple(sizes), f"{r}_")
+        fn(dom.full_index(outer, red))
+
+
+def _reduce_phase(k: KernelCtx, r: Reduction, outer: list[Ix], lid: str | None,
+                  wg: int) -> None:
+    acc, pos = r.init(k)
+
+    def step(idx):
+        assert r.body is not None
+        v = r.body(k, idx)
+        flat = linear([idx[d] for d in r.red_dims], tuple(r.red_sizes))
+        r.combine(k, acc, pos, v, flat.render())
+
+    _over_row(k, r, outer, lid, wg, step)
+    if lid is not None:
+        acc, pos = _group_combine(k, r, acc, pos)
+    value = r.finish(k, acc, pos)
+    k.bind(r, outer, value)
+
+
+def _group_combine(k: KernelCtx, r: Reduction, acc: str, pos: str | None):
+    d = k.dialect
+    ct = r.acc_ctype()
+    op = {"sum": "plus", "prod": "multiplies", "max": "maximum", "min": "minimum",
+          "any": "logical_or", "all": "logical_and", "argmax": "maximum",
+          "argmin": "minimum"}[r.op]
+    total = k.let(d_group_reduce(d, acc, ct, op), ct)
+    if pos is None:
+        return total, None
+    cand = k.let(f"({acc} == {total} ? {pos} : 9223372036854775807LL)", "long long")
+    best = k.let(d_group_reduce(d, cand, "long long", "minimum"), "long long")
+    return total, best
+
+
+def d_group_reduce(d: Dialect, v: str, ct: str, op: str) -> str:
+    if d.name == "sycl":
+        return f"sycl::reduce_over_group(it.get_group(), {v}, sycl::{op}<{ct}>())"
+    return f"kw_block_reduce<{ct}>({v}, kw_op_{op}<{ct}>(), kw_smem)"
+
+
+# -- scans -------------------------------------------------------------------------------
+
+
+def scan_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str) -> int:
+    s: Scan = grp.main[0]  # type: ignore[assignment]
+    shape = tuple(s.shape)
+    lines = tuple(x for d, x in enumerate(shape) if d != s.dim)
+    n = math.prod(lines)
+    outer = _vars(k, Ix.atom(unit, (0, max(0, n - 1))), lines, "o")
+    acc = k.var(s.ctype, literal(0 if s.op == "sum" else 1, s.dtype))
+    with k.loop("j", shape[s.dim]) as j:
+        idx = outer[:s.dim] + [j] + outer[s.dim:]
+        assert s.body is not None
+        v = s.body(k, idx)
+        k.emit(f"{acc} {'+' if s.op == 'sum' else '*'}= {v};")
+        cur = k.let(acc, s.ctype)
+        k.bind(s, idx, cur)
+        _store_node(k, s, names, idx, cur)
+        _write_epilogue(k, shape, idx, grp.epilogue, names)
+    return n
+
+
+# -- GEMM --------------------------------------------------------------------------------
+
+
+def gemm_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, rm: int,
+              rn: int) -> int:
+    g = grp.main[0]
+    nb = math.prod(g.batch) if g.batch else 1
+    mt, nt = -(-g.m // rm), -(-g.n // rn)
+    units = nb * mt * nt
+    k.emit(f"const int bt = {unit} / {mt * nt};")
+    k.emit(f"const int m0 = ({unit} / {nt}) % {mt} * {rm};")
+    k.emit(f"const int n0 = {unit} % {nt} * {rn};")
+    batch = _vars(k, Ix.atom("bt", (0, nb - 1)), tuple(g.batch), "b") if g.batch else []
+    ct = compute_type(g.dtype)
+    acc = [[k.var(ct, literal(0, g.dtype), "acc") for _ in range(rn)] for _ in range(rm)]
+    rows = [k.let(f"kw_min(m0 + {r}, {g.m - 1})", "int") for r in range(rm)]
+    cols = [k.let(f"kw_min(n0 + {s}, {g.n - 1})", "int") for s in range(rn)]
+    with k.loop("kk", g.kdim) as kk:
+        av = [g.a(k, batch + [Ix.atom(rows[r], (0, g.m - 1)), kk]) for r in range(rm)]
+        bv = [g.b(k, batch + [kk, Ix.atom(cols[s], (0, g.n - 1))]) for s in range(rn)]
+        for r in range(rm):
+            for s in range(rn):
+                k.emit(f"{acc[r][s]} += {av[r]} * {bv[s]};")
+    for r in range(rm):
+        for s in range(rn):
+            with k.block(f"if (m0 + {r} < {g.m} && n0 + {s} < {g.n})"):
+                idx = batch + [Ix.atom(rows[r], (0, g.m - 1)), Ix.atom(cols[s], (0, g.n - 1))]
+                k.bind(g, idx, acc[r][s])
+                _store_node(k, g, names, idx, acc[r][s])
+                _write_epilogue(k, g.shape, idx, grp.epilogue, names)
+    return units
+
+
+# -- convolution -------------------------------------------------------------------------
+
+
+def conv_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, ocb: int) -> int:
+    """Direct convolution: a unit is (n, block of ``ocb`` output channels, one position)."""
+    c = grp.main[0]
+    x, w = c.x, c.w
+    nd = len(x.shape) - 2
+    N, Co = c.shape[0], c.shape[1]
+    osp = tuple(c.shape[2:])
+    isp = tuple(x.shape[2:])
+    ksz = tuple(w.shape[2:])
+    G = c.groups
+    cin_g = x.shape[1] // G
+    cout_g = Co // G
+    ocb = max(1, min(ocb, cout_g))
+    while cout_g % ocb:
+        ocb -= 1
+    nblk = Co // ocb
+    P = math.prod(osp)
+    units = N * nblk * P
+    k.emit(f"const int p = {unit} % {P};")
+    k.emit(f"const int cb = ({unit} / {P}) % {nblk};")
+    k.emit(f"const int nn = {unit} / {P * nblk};")
+    pos = _vars(k, Ix.atom("p", (0, P - 1)), osp, "q")
+    k.emit(f"const int oc0 = cb * {ocb};")
+    k.emit(f"const int g = oc0 / {cout_g};")
+    ct = compute_type(c.dtype)
+    acc = [k.var(ct, literal(0, c.dtype), "acc") for _ in range(ocb)]
+    nI = Ix.atom("nn", (0, N - 1))
+    with k.loop("ic", cin_g) as ic:
+        cin = k.let(f"g * {cin_g} + {ic.render()}", "int")
+        opened, taps, ipos = [], [], []
+        for d in range(nd):
+            cm = k.loop(f"t{d}", ksz[d])
+            taps.append(cm.__enter__())
+            opened.append(cm)
+        conds = []
+        for d in range(nd):
+            o = pos[d].render()
+            t = f"t{d}"
+            s, p, dl = c.stride[d], c.padding[d], c.dilation[d]
+            if not c.transposed:
+                ipos.append(k.let(f"({o}) * {s} - {p} + {t} * {dl}", "int"))
+                conds.append(f"{ipos[-1]} >= 0 && {ipos[-1]} < {isp[d]}")
+            else:
+                num = k.let(f"({o}) + {p} - {t} * {dl}", "int")
+                ipos.append(k.let(f"{num} / {s}", "int"))
+                conds.append(f"{num} >= 0 && {num} % {s} == 0 && {ipos[-1]} < {isp[d]}")
+        with k.block(f"if ({' && '.join(conds) or 'true'})"):
+            xi = [nI, Ix.atom(cin, (0, x.shape[1] - 1))] + [
+                Ix.atom(ip, (0, s - 1)) for ip, s in zip(ipos, isp, strict=True)]
+            xv = x.load(k, xi)
+            for j in range(ocb):
+                ocj = k.let(f"oc0 + {j}", "int")
+                if c.transposed:
+                    wi = [Ix.atom(cin, (0, w.shape[0] - 1)),
+                          Ix.atom(k.let(f"{ocj} - g * {cout_g}", "int"), (0, w.shape[1] - 1))]
+                else:
+                    wi = [Ix.atom(ocj, (0, Co - 1)), ic]
+                wv = w.load(k, wi + taps)
+                k.emit(f"{acc[j]} += {xv} * {wv};")
+        for cm in reversed(opened):
+            cm.__exit__(None, None, None)
+    for j in range(ocb):
+        ocj = k.let(f"oc0 + {j}", "int")
+        idx = [nI, Ix.atom(ocj, (0, Co - 1))] + pos
+        v = acc[j]
+        if c.bias is not None:
+            v = k.let(f"{acc[j]} + ({ct}){c.bias.load(k, [idx[1]])}", ct)
+        k.bind(c, idx, v)
+        _store_node(k, c, names, idx, v)
+        _write_epilogue(k, c.shape, idx, grp.epilogue, names)
+    return units
+
+
+# -- kernel wrappers ---------------------------------------------------------------------
+
+
+def signature(k: KernelCtx) -> tuple[list[str], str]:
+    args, decls = [], []
+    for name, (node, mode) in k.buffers.items():
+        st = storage_type(node.dtype)
+        const = "const " if mode == "r" else ""
+        args.append(name)
+        decls.append(f"{const}{st}* __restrict__ {name}")
+    return args, ", ".join(decls)
+
+
+def wrap(d: Dialect, name: str, k: KernelCtx, units: int, wg: int, cooperative: bool
+         ) -> KernelSource:
+    args, decl = signature(k)
+    body = "\n".join(k.lines)
+    if d.name == "cpp":
+        text = (f'extern "C" void {name}({decl}) {{\n'
+                f"#pragma omp parallel for schedule(static)\n"
+                f"  for (int u = 0; u < {units}; ++u) {{\n{body}\n  }}\n}}\n")
+        return KernelSource(name, text, args, units, 1)
+    if d.name == "sycl":
+        head = (f'extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))\n'
+                f"void {name}({decl}) {{\n"
+                f"    auto it = sycl::ext::oneapi::this_work_item::get_nd_item<1>();\n")
+        if cooperative:
+            head += ("    const int u = it.get_group(0);\n"
+                     "    const int l = it.get_local_id(0);\n")
+        else:
+            head += f"    const int u = it.get_global_id(0);\n    if (u >= {units}) return;\n"
+    else:
+        head = f'extern "C" __global__ void __launch_bounds__({wg}) {name}({decl}) {{\n'
+        if cooperative:
+            head += ("    __shared__ double kw_smem_raw[" + str(wg) + "];\n"
+                     "    void* kw_smem = kw_smem_raw;\n"
+                     "    const int u = blockIdx.x;\n    const int l = threadIdx.x;\n")
+        else:
+            head += (f"    const int u = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     f"    if (u >= {units}) return;\n")
+    text = head + body + "\n}\n"
+    return KernelSource(name, text, args, units, wg, cooperative)
+
+
+CUDA_REDUCE = r"""
+template <typename T> struct kw_op_plus { __device__ T operator()(T a, T b) const { return a + b; } };
+template <typename T> struct kw_op_multiplies { __device__ T operator()(T a, T b) const { return a * b; } };
+template <typename T> struct kw_op_maximum { __device__ T operator()(T a, T b) const { return a > b ? a : b; } };
+template <typename T> struct kw_op_minimum { __device__ T operator()(T a, T b) const { return a < b ? a : b; } };
+template <typename T> struct kw_op_logical_or { __device__ T operator()(T a, T b) const { return a || b; } };
+template <typename T> struct kw_op_logical_and { __device__ T operator()(T a, T b) const { return a && b; } };
+template <typename T, typename Op>
+static __device__ T kw_block_reduce(T v, Op op, void* smem) {
+    T* s = static_cast<T*>(smem);
+    int l = threadIdx.x, n = blockDim.x;
+    __syncthreads();
+    s[l] = v;
+    __syncthreads();
+    for (int off = n / 2; off > 0; off >>= 1) {
+        if (l < off) s[l] = op(s[l], s[l + off]);
+        __syncthreads();
+    }
+    T r = s[0];
+    __syncthreads();
+    return r;
+}
+"""
+
+
+def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, str],
+               params: dict[str, Any], idx_type: str = "int") -> KernelSource:
+    """Emit ``grp`` as a kernel named ``grp.name`` (raises NotFusable to split it)."""
+    k = _ctx(d, real, grp, idx_type)
+    k.depth = 1 if d.name != "cpp" else 2
+    cooperative = False
+    wg = int(params.get("wg", 128))
+    if grp.kind == "pointwise":
+        units = pointwise_body(k, grp, names, "u", int(params.get("ipw", 1)))
+    elif grp.kind == "rows":
+        cooperative = d.name != "cpp" and params.get("strategy", "group") == "group"
+        units = rows_body(k, grp, names, "u", "l" if cooperative else None, wg)
+    elif grp.kind == "scan":
+        units = scan_body(k, grp, names, "u")
+    elif grp.kind == "gemm":
+        units = gemm_body(k, grp, names, "u", int(params.get("rm", 2)), int(params.get("rn", 4)))
+    elif grp.kind == "conv":
+        units = conv_body(k, grp, names, "u", int(params.get("ocb", 4)))
+    else:
+        raise ValueError(grp.kind)
+    src = wrap(d, grp.name, k, units, wg, cooperative)
+    src.info = {"kind": grp.kind, "nodes": [n.name for n in grp.nodes],
+                "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")}
+    return src

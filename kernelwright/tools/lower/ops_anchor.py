@@ -1,0 +1,238 @@
+"""Lowerings of anchors (matrix products, convolutions) and windowed reductions (pooling)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import fx
+
+from kernelwright.tools.lower.builder import Builder, register
+from kernelwright.tools.lower.dtypes import compute_type, literal
+from kernelwright.tools.lower.index import Ix
+from kernelwright.tools.lower.ir import Conv, Gemm, Pointwise
+
+
+def gemm(b: Builder, a, c, shape, dtype) -> Gemm:
+    """``a @ c`` for 2-D (mm) or 3-D (bmm) operands."""
+    batch = tuple(shape[:-2])
+    m, n_ = shape[-2], shape[-1]
+    kd = a.shape[-1]
+    node = Gemm(tuple(shape), dtype, [a, c], batch=batch, m=m, n=n_, kdim=kd,
+                a=lambda k, idx: a.load(k, idx), b=lambda k, idx: c.load(k, idx),
+                operands=(a, c), cost=kd)
+    return b.add(node)
+
+
+@register("mm", "bmm", "matmul")
+def _mm(b: Builder, n: fx.Node):
+    (a, c), _ = b.args(n)
+    shape, dtype = b.out_spec(n)
+    return gemm(b, a, c, shape, dtype)
+
+
+@register("addmm", "baddbmm")
+def _addmm(b: Builder, n: fx.Node):
+    args, kw = b.args(n)
+    bias, a, c = args[:3]
+    beta, alpha = kw.get("beta", 1), kw.get("alpha", 1)
+    shape, dtype = b.out_spec(n)
+    g = gemm(b, a, c, shape, dtype)
+    return b.pointwise(shape, dtype, [bias, g], lambda k, v: (
+        f"({literal(beta, dtype)} * {v[0]} + {literal(alpha, dtype)} * {v[1]})"
+        if (beta, alpha) != (1, 1) else f"({v[0]} + {v[1]})"))
+
+
+@register("mv", "dot")
+def _mv(b: Builder, n: fx.Node):
+    (a, c), _ = b.args(n)
+    shape, dtype = b.out_spec(n)
+    if n.target.overloadpacket.__name__ == "mv":
+        m = a.shape[0]
+        cv = b.view_of(c, (c.shape[0], 1), None, lambda k, idx: [idx[0]])
+        g = gemm(b, a, cv, (m, 1), dtype)
+        return b.view_of(g, shape, None, lambda k, idx: [idx[0], Ix.c(0)])
+    av = b.view_of(a, (1, a.shape[0]), None, lambda k, idx: [idx[1]])
+    cv = b.view_of(c, (c.shape[0], 1), None, lambda k, idx: [idx[0]])
+    g = gemm(b, av, cv, (1, 1), dtype)
+    return b.view_of(g, shape, None, lambda k, idx: [Ix.c(0), Ix.c(0)])
+
+
+@register("convolution", "conv2d", "conv1d", "conv3d", "_convolution")
+def _conv(b: Builder, n: fx.Node):
+    args = [b.arg(a) for a in n.args]
+    x, w, bias = args[0], args[1], args[2]
+    shape, dtype = b.out_spec(n)
+    nd = len(x.shape) - 2
+    stride, padding, dilation = (list(args[3]), list(args[4]), list(args[5]))
+    stride = stride * nd if len(stride) == 1 else stride
+    padding = padding * nd if len(padding) == 1 else padding
+    dilation = dilation * nd if len(dilation) == 1 else dilation
+    transposed = bool(args[6]) if len(args) > 6 else False
+    groups = int(args[8]) if len(args) > 8 else 1
+    deps = [t for t in (x, w, bias) if t is not None]
+    node = Conv(tuple(shape), dtype, deps, x=x, w=w, bias=bias, stride=tuple(stride),
+                padding=tuple(padding), dilation=tuple(dilation), transposed=transposed,
+                groups=groups, cost=math.prod(w.shape[1:]))
+    return b.add(node)
+
+
+def _pool_windows(shape_in, shape_out, kernel, stride, padding, dilation):
+    return list(zip(shape_in, shape_out, kernel, stride, padding, dilation, strict=True))
+
+
+def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation, op: str,
+                  ceil_mode=False, count_include_pad=True, divisor=None, with_index=False):
+    """Pooling over the trailing ``len(kernel)`` dims: one output element per work-item,
+    a loop over its window with bounds checks (padding never reads memory)."""
+    nd = len(kernel)
+    ct = compute_type(dtype)
+    in_sp = x.shape[-nd:]
+
+    def body(k, idx, want_index=False):
+        lead, out_sp = idx[:-nd], idx[-nd:]
+        starts = [k.let(f"({o.render()}) * {s} - {p}", "int")
+                  for o, s, p in zip(out_sp, stride, padding, strict=True)]
+        if op == "max":
+            acc = k.var(ct, literal(-math.inf, dtype), "m")
+            arg = k.var("long long", "-1", "p")
+        else:
+            acc = k.var(ct, literal(0, dtype), "s")
+            cnt = k.var("int", "0", "c")
+        loops, pos = [], []
+        for d in range(nd):
+            r = k.fresh("w")
+            cm = k.loop(r, kernel[d])
+            rv = cm.__enter__()
+            loops.append(cm)
+            pos.append(k.let(f"{starts[d]} + {rv.render()} * {dilation[d]}", "int"))
+        inside = " && ".join(f"{p} >= 0 && {p} < {s}" for p, s in zip(pos, in_sp, strict=True))
+        with k.block(f"if ({inside})"):
+            src = lead + [Ix.atom(p, (0, s - 1)) for p, s in zip(pos, in_sp, strict=True)]
+            v = x.load(k, src)
+            if op == "max":
+                flat = "0"
+                for p, s in zip(pos, in_sp, strict=True):
+                    flat = f"({flat}) * {s} + {p}"
+                k.emit(f"if ({v} > {acc} || {v} != {v}) {{ {acc} = {v}; {arg} = {flat}; }}")
+            else:
+                k.emit(f"{acc} += ({ct}){v}; ++{cnt};")
+        for cm in reversed(loops):
+            cm.__exit__(None, None, None)
+        if op == "max":
+            return arg if want_index else acc
+        if divisor:
+            return k.let(f"{acc} / {literal(divisor, dtype)}", ct)
+        if count_include_pad:
+            # window clipped to the padded input (ceil_mode windows may pass beyond it)
+            size = "1"
+            for d in range(nd):
+                lo = starts[d]
+                hi = f"kw_min({lo} + {(kernel[d] - 1) * dilation[d] + 1}, {in_sp[d] + padding[d]})"
+                size = f"{size} * ({hi} - {lo})"
+            return k.let(f"{acc} / ({ct})({size})", ct)
+        return k.let(f"{acc} / ({ct}){cnt}", ct)
+
+    vals = b.add(Pointwise(tuple(shape), dtype, [x], fn=lambda k, idx: body(k, idx),
+                           cost=math.prod(kernel)))
+    if not with_index:
+        return vals
+    ids = b.add(Pointwise(tuple(shape), torch.int64, [x],
+                          fn=lambda k, idx: body(k, idx, True), cost=math.prod(kernel)))
+    return vals, ids
+
+
+def _tuple(v, nd):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * nd if len(v) == 1 else v
+
+
+@register("max_pool2d_with_indices", "max_pool3d_with_indices", "max_pool1d_with_indices",
+          "max_pool2d", "max_pool1d", "max_pool3d")
+def _maxpool(b: Builder, n: fx.Node):
+    args = [b.arg(a) for a in n.args]
+    x = args[0]
+    name = n.target.overloadpacket.__name__
+    nd = 3 if "3d" in name else (1 if "1d" in name else 2)
+    kernel = _tuple(args[1], nd)
+    stride = _tuple(args[2] if len(args) > 2 and args[2] else kernel, nd)
+    padding = _tuple(args[3] if len(args) > 3 else 0, nd)
+    dilation = _tuple(args[4] if len(args) > 4 else 1, nd)
+    meta = b.meta(n)
+    first = meta[0] if isinstance(meta, (list, tuple)) else meta
+    shape, dtype = tuple(first.shape), first.dtype
+    if isinstance(meta, (list, tuple)):
+        return window_reduce(b, x, shape, dtype, kernel, stride, padding, dilation, "max",
+                             with_index=True)
+    return window_reduce(b, x, shape, dtype, kernel, stride, padding, dilation, "max")
+
+
+@register("avg_pool1d", "avg_pool2d", "avg_pool3d")
+def _avgpool(b: Builder, n: fx.Node):
+    args = [b.arg(a) for a in n.args]
+    x = args[0]
+    name = n.target.overloadpacket.__name__
+    nd = 3 if "3d" in name else (1 if "1d" in name else 2)
+    kernel = _tuple(args[1], nd)
+    stride = _tuple(args[2] if len(args) > 2 and args[2] else kernel, nd)
+    padding = _tuple(args[3] if len(args) > 3 else 0, nd)
+    ceil_mode = args[4] if len(args) > 4 else False
+    cip = args[5] if len(args) > 5 else True
+    div = args[6] if len(args) > 6 else None
+    shape, dtype = b.out_spec(n)
+    return window_reduce(b, x, shape, dtype, kernel, stride, padding, [1] * nd, "avg",
+                         ceil_mode, cip, div)
+
+
+@register("_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "adaptive_avg_pool1d",
+          "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+          "_adaptive_avg_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d",
+          "adaptive_max_pool3d")
+def _adaptive(b: Builder, n: fx.Node):
+    x = b.arg(n.args[0])
+    name = n.target.overloadpacket.__name__
+    meta = b.meta(n)
+    first = meta[0] if isinstance(meta, (list, tuple)) else meta
+    shape, dtype = tuple(first.shape), first.dtype
+    nd = 3 if "3d" in name else (1 if "1d" in name else 2)
+    ins, outs = x.shape[-nd:], shape[-nd:]
+    ct = compute_type(dtype)
+    is_max = "max" in name
+
+    def body(k, idx, want_index=False):
+        lead, osp = idx[:-nd], idx[-nd:]
+        los, his = [], []
+        for o, i_, o_ in zip(osp, ins, outs, strict=True):
+            los.append(k.let(f"(({o.render()}) * {i_}) / {o_}", "int"))
+            his.append(k.let(f"((({o.render()}) + 1) * {i_} + {o_ - 1}) / {o_}", "int"))
+        acc = k.var(ct, literal(-math.inf if is_max else 0, dtype), "s")
+        arg = k.var("long long", "0", "p")
+        loops, pos = [], []
+        for d in range(nd):
+            v = k.fresh("w")
+            cm = k.block(f"for (int {v} = {los[d]}; {v} < {his[d]}; ++{v})")
+            cm.__enter__()
+            loops.append(cm)
+            pos.append(v)
+        src = lead + [Ix.atom(p, (0, s - 1)) for p, s in zip(pos, ins, strict=True)]
+        val = x.load(k, src)
+        if is_max:
+            flat = "0"
+            for p, s in zip(pos, ins, strict=True):
+                flat = f"({flat}) * {s} + {p}"
+            k.emit(f"if ({val} > {acc} || {val} != {val}) {{ {acc} = {val}; {arg} = {flat}; }}")
+        else:
+            k.emit(f"{acc} += ({ct}){val};")
+        for cm in reversed(loops):
+            cm.__exit__(None, None, None)
+        if is_max:
+            return arg if want_index else acc
+        count = " * ".join(f"({h} - {lo})" for lo, h in zip(los, his, strict=True))
+        return k.let(f"{acc} / ({ct})({count})", ct)
+
+    vals = b.add(Pointwise(shape, dtype, [x], fn=lambda k, idx: body(k, idx), cost=8))
+    if isinstance(meta, (list, tuple)):
+        ids = b.add(Pointwise(shape, torch.int64, [x], fn=lambda k, idx: body(k, idx, True),
+                              cost=8))
+        return vals, ids
+    return vals

@@ -1,0 +1,311 @@
+"""``lower_task``: capture, build the IR, schedule, emit; and the ``LoweredProgram`` it returns.
+
+One program covers every input-shape signature of the task's contract (nominal plus shape
+variants; training and eval mode when the model has mode-dependent layers), each captured
+and scheduled on its own; all kernels go into one source (one build).
+"""
+
+from __future__ import annotations
+
+import math
+import pprint
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kernelwright.errors import LoweringError
+from kernelwright.spec import Candidate, Task
+from kernelwright.tools.lower.capture import capture
+from kernelwright.tools.lower.codegen import NotFusable
+from kernelwright.tools.lower.dialect import DIALECTS
+from kernelwright.tools.lower.emit import CUDA_REDUCE, KernelSource, emit_group
+from kernelwright.tools.lower.graph import LoweredGraph, build_graph, constants_of
+from kernelwright.tools.lower.ir import Input, Node, Pointwise
+from kernelwright.tools.lower.runtime import _signature, encode_tensor
+from kernelwright.tools.lower.schedule import Group, Schedule, schedule
+from kernelwright.tools.lower.space import choose_defaults, group_space
+
+BACKENDS = ("sycl", "cpp", "cuda")
+
+
+@dataclass
+class Variant:
+    """One captured signature: its IR and schedule."""
+
+    key: str
+    graph: LoweredGraph
+    sched: Schedule
+
+
+@dataclass
+class LoweredProgram:
+    """A task lowered to kernels for one backend, with its schedule choices.
+
+    Example:
+        >>> prog = lower_task(Task.from_path("examples/tasks/l1_row_softmax.py"), "sycl")  # doctest: +SKIP
+        >>> print(prog.describe())  # doctest: +SKIP
+    """
+
+    task: Task
+    backend: str
+    variants: list[Variant]
+    state: dict[str, Any]
+    consts: dict[str, str]
+    params: dict[str, Any] = field(default_factory=dict)
+    space: dict[str, list[Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    _emitted: tuple[str, dict[str, Any], list[str]] | None = None
+
+    def with_params(self, params: dict[str, Any]) -> LoweredProgram:
+        """A new program with these schedule choices (unknown keys raise ``ValueError``)."""
+        unknown = set(params) - set(self.space)
+        if unknown:
+            raise ValueError(f"unknown schedule parameters {sorted(unknown)}; "
+                             f"choose from {sorted(self.space)}")
+        merged = {**self.params, **params}
+        return LoweredProgram(self.task, self.backend, self.variants, self.state, self.consts,
+                              merged, self.space, self.notes)
+
+    @property
+    def source(self) -> str:
+        return self._emit()[0]
+
+    @property
+    def candidate(self) -> Candidate:
+        src, plans, _ = self._emit()
+        text = render_module(self, src, plans)
+        return Candidate(source=text, backend=self.backend, params=dict(sorted(
+            (k, v) for k, v in self.params.items())), origin="lowered")
+
+    def describe(self) -> str:
+        _, _, lines = self._emit()
+        return "\n".join(lines)
+
+    def _emit(self) -> tuple[str, dict[str, Any], list[str]]:
+        if self._emitted is None:
+            self._emitted = emit_program(self)
+        return self._emitted
+
+
+def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
+    d = DIALECTS[prog.backend]
+    parts, plans = [d.prelude()], {}
+    if prog.backend == "cuda":
+        parts.append(CUDA_REDUCE)
+    lines = [f"lowered {prog.task.name} for {prog.backend}: {len(prog.variants)} signature(s)"]
+    lines += prog.notes
+    for vi, var in enumerate(prog.variants):
+        kernels, plan = emit_variant(var, vi, prog)
+        parts += [k.text for k in kernels]
+        plans[var.key] = plan
+        if vi == 0:
+            lines += [f"  signature {var.key}: {len(kernels)} kernel(s)"]
+            for k in kernels:
+                lines.append(f"    {k.name}: {k.info['kind']} over {k.units} units "
+                             f"x wg {k.local} -> {', '.join(k.info['nodes'])}")
+            lines += [f"    {ln}" for ln in plan.pop("why", [])]
+        else:
+            plan.pop("why", None)
+    return "\n".join(parts), plans, lines
+
+
+def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
+    g, sched = var.graph, var.sched
+    names = buffer_names(g, sched)
+    real = dict(names)
+    d = DIALECTS[prog.backend]
+    idx_type = "int" if max([n.numel for n in g.nodes] + [1]) < 2**31 - 1 else "long long"
+    groups = list(sched.groups)
+    for gi, grp in enumerate(groups):
+        grp.name = f"k{vi}_{gi}"
+    kernels: list[KernelSource] = []
+    i = 0
+    while i < len(groups):
+        grp = groups[i]
+        params = _group_params(prog.params, gi_of(grp, sched))
+        try:
+            kernels.append(emit_group(grp, d, real, names, params, idx_type))
+            i += 1
+        except NotFusable:
+            split = _split(grp)
+            if split is None:
+                raise LoweringError(f"internal: group {grp.name} cannot be emitted") from None
+            groups[i:i + 1] = split
+    outs = {n.id for n in g.outputs}
+    needed = _needed(kernels, g)
+    keep = {nid: nm for nid, nm in names.items() if nm in needed or nid in outs
+            or not nm.startswith("b")}
+    if keep != names:
+        names = keep
+        kernels = [emit_group(grp, d, real, names, _group_params(prog.params, gi_of(grp, sched)),
+                              idx_type) for grp in groups]
+    return kernels, make_plan(g, names, kernels, prog.backend)
+
+
+def gi_of(grp: Group, sched: Schedule) -> str:
+    return grp.name.split("_", 1)[1].split(".")[0]
+
+
+def _group_params(params: dict[str, Any], gi: str) -> dict[str, Any]:
+    pre = f"g{gi}."
+    return {k[len(pre):]: v for k, v in params.items() if k.startswith(pre)}
+
+
+def _split(grp: Group) -> list[Group] | None:
+    """Move the last fused member out of ``grp`` into a kernel of its own."""
+    if grp.outer:
+        node = grp.outer.pop()
+    elif grp.epilogue:
+        node = grp.epilogue.pop()
+    elif len(grp.main) > 1:
+        node = grp.main.pop()
+        rest = Group("rows", [node], name=grp.name + "s")
+        return [grp, rest]
+    else:
+        return None
+    return [grp, Group("pointwise", [node], name=grp.name + "s")]
+
+
+def buffer_names(g: LoweredGraph, sched: Schedule) -> dict[int, str]:
+    names: dict[int, str] = {}
+    for inp in g.user_inputs:
+        if inp is not None:
+            names[inp.id] = f"x{len(names)}"
+    for inp in g.state:
+        names[inp.id] = f"p_{_ident(inp.target)}"
+    for inp, _ in g.consts:
+        names[inp.id] = f"c_{_ident(inp.target)}"
+    for n in g.nodes:
+        if n.id in sched.realized and n.id not in names:
+            names[n.id] = f"b{len(names)}"
+    return names
+
+
+def _ident(text: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in text)
+
+
+def _needed(kernels: list[KernelSource], g: LoweredGraph) -> set[str]:
+    reads = {nm for k in kernels for nm in k.info["reads"]}
+    return reads | {f"x{i}" for i in range(len(g.user_inputs))}
+
+
+def make_plan(g: LoweredGraph, names: dict[int, str], kernels: list[KernelSource],
+              backend: str) -> dict[str, Any]:
+    outs = [(names[n.id], list(n.shape), str(n.dtype).removeprefix("torch."))
+            for n in g.outputs]
+    fixed = {names[i.id] for i in g.user_inputs if i is not None}
+    fixed |= {names[i.id] for i in g.state} | {names[i.id] for i, _ in g.consts}
+    out_names = {o[0] for o in outs}
+    by_id = {n.id: n for n in g.nodes}
+    temps = {nm: (list(by_id[i].shape), str(by_id[i].dtype).removeprefix("torch."))
+             for i, nm in names.items() if nm not in fixed and nm not in out_names
+             and i in by_id}
+    steps = []
+    for k in kernels:
+        glob = k.units * k.local if k.cooperative else -(-k.units // k.local) * k.local
+        steps.append({"kernel": k.name, "args": k.args, "global": max(glob, k.local),
+                      "local": k.local})
+    return {
+        "inputs": [names[i.id] if i is not None else None for i in g.user_inputs],
+        "state": [(names[i.id], i.target) for i in g.state],
+        "consts": [(names[i.id], i.target) for i, _ in g.consts],
+        "temps": temps, "outputs": outs, "single": len(g.outputs) == 1 and g.single,
+        "steps": steps,
+    }
+
+
+def render_module(prog: LoweredProgram, source: str, plans: dict[str, Any]) -> str:
+    head = prog.describe().splitlines()
+    doc = "\n".join(["Lowered by kernelwright (kernelwright.tools.lower).", ""] + head)
+    doc = doc.replace('"""', "'''").replace("\\", "/")
+    return (f'"""{doc}\n"""\n\n'
+            "from kernelwright.tools.lower.runtime import LoweredModule\n\n"
+            f"BACKEND = {prog.backend!r}\n\n"
+            f'SOURCE = r"""\n{source}\n"""\n\n'
+            f"PLANS = {pprint.pformat(plans, width=99, sort_dicts=True)}\n\n"
+            f"STATE = {pprint.pformat(prog.state, width=99)}\n\n"
+            f"CONSTS = {pprint.pformat(prog.consts, width=99)}\n\n\n"
+            "class ModelNew(LoweredModule):\n"
+            "    backend = BACKEND\n    source = SOURCE\n    plans = PLANS\n"
+            "    state = STATE\n    consts = CONSTS\n")
+
+
+# -- entry point -------------------------------------------------------------------------
+
+_MODE_DEPENDENT = (torch.nn.modules.batchnorm._BatchNorm, torch.nn.modules.dropout._DropoutNd,
+                   torch.nn.modules.instancenorm._InstanceNorm)
+
+
+def lower_task(task: Task, backend: str = "sycl", params: dict[str, Any] | None = None,
+               *, contract: Any = None) -> LoweredProgram:
+    """Lower ``task``'s reference to fused kernels for ``backend`` (sycl, cpp or cuda).
+
+    Raises:
+        LoweringError: an operator or form has no lowering; the message names it and the fix.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
+    from kernelwright.spec import derive_contract, variant_inputs
+    from kernelwright.spec.inputs import init_inputs_for
+
+    from kernelwright.errors import TaskError
+    from kernelwright.spec.inputs import nominal_inputs
+
+    module = task.load_module()
+    if contract is None:
+        try:
+            contract = derive_contract(task)
+        except TaskError:  # no shape variants derivable: lower the nominal shapes only
+            contract = None
+    input_sets = ([variant_inputs(module, v, 0) for v in contract.variants] if contract
+                  else [nominal_inputs(module, 0)])
+    torch.manual_seed(0)
+    model = module.Model(*init_inputs_for(module))
+    modes = [True, False] if any(isinstance(m, _MODE_DEPENDENT) for m in model.modules()) \
+        else [model.training]
+    state = {k: [list(v.shape), str(v.dtype).removeprefix("torch."), k in dict(
+        model.named_parameters())] for k, v in model.state_dict().items()}
+    variants, consts, seen = [], {}, set()
+    for inputs in input_sets:
+        for mode in modes:
+            key = _signature(mode, tuple(inputs))
+            if key in seen:
+                continue
+            seen.add(key)
+            model.train(mode)
+            cap = capture(model, inputs)
+            cvals = constants_of(cap.program)
+            g = build_graph(cap, cvals)
+            g.single = isinstance(_reference_output(model, inputs), torch.Tensor)
+            _fix_outputs(g)
+            for inp, val in g.consts:
+                consts[inp.target] = encode_tensor(val)
+            variants.append(Variant(key, g, schedule(g)))
+    allowed = [s.value for s in contract.allowed_spaces] if contract else ["custom_kernel"]
+    notes = [f"implementation space: custom_kernel (allowed: {', '.join(allowed)})"]
+    prog = LoweredProgram(task, backend, variants, state, consts, notes=notes)
+    prog.space = group_space(prog, contract)
+    prog.params = choose_defaults(prog, contract)
+    if params:
+        prog = prog.with_params(params)
+    return prog
+
+
+def _reference_output(model, inputs):
+    with torch.no_grad():
+        return model(*inputs)
+
+
+def _fix_outputs(g: LoweredGraph) -> None:
+    """Every output gets a buffer of its own: copy inputs and repeated outputs."""
+    seen: set[int] = set()
+    for i, n in enumerate(g.outputs):
+        if isinstance(n, Input) or n.id in seen or n.kind == "reduction" and False:
+            copy = Pointwise(tuple(n.shape), n.dtype, [n], name=f"copy{i}", cost=0,
+                             fn=lambda k, idx, n=n: n.load(k, idx))
+            g.nodes.append(copy)
+            g.outputs[i] = copy
+            n = copy
+        seen.add(n.id)

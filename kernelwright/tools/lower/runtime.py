@@ -1,0 +1,160 @@
+"""The runtime a lowered candidate module imports: weight holders and the launch plan.
+
+A lowered candidate is plain data (kernel source, one plan per input-shape signature, the
+reference's state_dict layout); :class:`LoweredModule` turns it into an ``nn.Module`` whose
+``state_dict`` has the reference's keys (so the harness's weights load into it) and whose
+``forward`` allocates outputs and intermediates and launches the plan's kernels in order on
+one in-order queue, waiting once at the end.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+import torch
+from torch import nn
+
+from kernelwright.errors import LaunchError
+
+_DTYPES = {str(d).removeprefix("torch."): d for d in (
+    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+    torch.int16, torch.int8, torch.uint8, torch.bool)}
+
+
+def dtype_of(name: str) -> torch.dtype:
+    return _DTYPES[name]
+
+
+def decode_tensor(text: str) -> torch.Tensor:
+    return torch.load(io.BytesIO(base64.b64decode(text)), weights_only=True)
+
+
+def encode_tensor(t: torch.Tensor) -> str:
+    buf = io.BytesIO()
+    torch.save(t.detach().clone().contiguous(), buf)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _holder(root: nn.Module, dotted: str) -> tuple[nn.Module, str]:
+    *path, leaf = dotted.split(".")
+    mod = root
+    for part in path:
+        if part not in mod._modules:
+            mod.add_module(part, nn.Module())
+        mod = mod._modules[part]
+    return mod, leaf
+
+
+class LoweredModule(nn.Module):
+    """Base of lowered candidates; subclasses set ``backend``, ``source``, ``plans``,
+    ``state`` (name -> [shape, dtype, is_parameter]) and ``consts`` (name -> encoded)."""
+
+    backend: str = "sycl"
+    source: str = ""
+    plans: dict[str, Any] = {}
+    state: dict[str, Any] = {}
+    consts: dict[str, str] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+        for name, (shape, dtype, is_param) in self.state.items():
+            holder, leaf = _holder(self, name)
+            value = torch.zeros(shape, dtype=dtype_of(dtype))
+            if is_param:
+                holder.register_parameter(leaf, nn.Parameter(value, requires_grad=False))
+            else:
+                holder.register_buffer(leaf, value)
+        self._consts = {k: decode_tensor(v).contiguous() for k, v in self.consts.items()}
+        self._kernels = _load(self.backend, self.source)
+        self._launch = _launcher(self.backend, self._kernels)
+
+    def _state_tensor(self, name: str) -> torch.Tensor:
+        holder, leaf = _holder(self, name)
+        t = getattr(holder, leaf)
+        return t if t.is_contiguous() else t.contiguous()
+
+    def forward(self, *inputs: Any) -> Any:
+        key = _signature(self.training, inputs)
+        plan = self.plans.get(key) or self.plans.get(_signature(not self.training, inputs))
+        if plan is None:
+            raise LaunchError(
+                f"no lowered program for input shapes {key}; this candidate was lowered for "
+                f"{sorted(self.plans)}. Lower the task again with these shapes as a variant.")
+        with torch.no_grad():
+            return self._run(plan, inputs)
+
+    def _run(self, plan: dict[str, Any], inputs: tuple[Any, ...]) -> Any:
+        t: dict[str, torch.Tensor] = {}
+        for name, x in zip(plan["inputs"], inputs, strict=True):
+            if name is not None:
+                t[name] = x if x.is_contiguous() else x.contiguous()
+        for name, target in plan["state"]:
+            t[name] = self._state_tensor(target)
+        for name, target in plan["consts"]:
+            t[name] = self._consts[target]
+        for name, (shape, dtype) in plan["temps"].items():
+            t[name] = torch.empty(shape, dtype=dtype_of(dtype))
+        outs = []
+        for name, shape, dtype in plan["outputs"]:
+            if name not in t:
+                t[name] = torch.empty(shape, dtype=dtype_of(dtype))
+            outs.append(t[name])
+        self._launch(plan["steps"], t)
+        return outs[0] if plan["single"] else tuple(outs)
+
+
+def _signature(training: bool, inputs: tuple[Any, ...]) -> str:
+    shapes = ";".join(",".join(map(str, x.shape)) if isinstance(x, torch.Tensor) else "-"
+                      for x in inputs)
+    return f"{'train' if training else 'eval'}|{shapes}"
+
+
+def _load(backend: str, source: str) -> Any:
+    from kernelwright.tools.backends import get_backend
+
+    return get_backend(backend).load_inline(source)
+
+
+def _launcher(backend: str, kernels: Any):
+    from kernelwright.tools.backends import get_backend
+
+    be = get_backend(backend)
+
+    def run_sycl(steps, t):
+        for s in steps:
+            if "vendor" in s:
+                _vendor(s, t)
+                continue
+            kernels[s["kernel"]](*[t[a] for a in s["args"]], global_size=(s["global"],),
+                                 local_size=(s["local"],), wait=False)
+        be.synchronize()
+
+    def run_cpp(steps, t):
+        for s in steps:
+            if "vendor" in s:
+                _vendor(s, t)
+                continue
+            kernels[s["kernel"]](*[t[a] for a in s["args"]])
+
+    def run_cuda(steps, t):
+        for s in steps:
+            if "vendor" in s:
+                _vendor(s, t)
+                continue
+            grid = -(-s["global"] // s["local"])
+            kernels[s["kernel"]](*[t[a] for a in s["args"]], grid=(grid,), block=(s["local"],))
+        be.synchronize()
+
+    return {"sycl": run_sycl, "cpp": run_cpp, "cuda": run_cuda}[backend]
+
+
+def _vendor(step: dict[str, Any], t: dict[str, torch.Tensor]) -> None:
+    """A vendor-library step: ``out = a @ b`` through torch's BLAS (MKL on the CPU)."""
+    a, b, out = (t[n] for n in step["args"])
+    a = a.view(step["a_shape"])
+    b = b.view(step["b_shape"])
+    if step["trans_b"]:
+        b = b.transpose(-1, -2)
+    torch.matmul(a, b, out=out.view(step["out_shape"]))

@@ -1,0 +1,61 @@
+"""Tunable schedule parameters per fusion group and the defaults chosen before any search."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+CHOICES = {
+    "pointwise": {"wg": [64, 128, 256, 512], "ipw": [1, 2, 4, 8]},
+    "rows": {"strategy": ["group", "item"], "wg": [16, 32, 64, 128, 256, 512]},
+    "scan": {"wg": [16, 64, 128]},
+    "gemm": {"rm": [1, 2, 4, 8], "rn": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
+    "conv": {"ocb": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
+}
+
+
+def group_space(prog, contract) -> dict[str, list[Any]]:
+    """``g<i>.<param>`` for every group of the nominal signature."""
+    space: dict[str, list[Any]] = {}
+    for gi, grp in enumerate(prog.variants[0].sched.groups):
+        for p, choices in CHOICES[grp.kind].items():
+            if prog.backend == "cpp" and p in ("wg", "strategy"):
+                continue
+            space[f"g{gi}.{p}"] = list(choices)
+    return space
+
+
+def choose_defaults(prog, contract) -> dict[str, Any]:
+    """Heuristic starting point: row groups cooperate when rows are long and few."""
+    params: dict[str, Any] = {}
+    for gi, grp in enumerate(prog.variants[0].sched.groups):
+        pre = f"g{gi}."
+        if grp.kind == "rows":
+            dom = grp.domain
+            rows, length = dom.numel, dom.red_numel
+            if f"{pre}strategy" in prog.space:
+                params[f"{pre}strategy"] = "group" if length >= 64 and rows < 4096 else "item"
+                params[f"{pre}wg"] = _pow2_at_most(length, 256) if params[
+                    f"{pre}strategy"] == "group" else 64
+        elif grp.kind == "pointwise":
+            if f"{pre}wg" in prog.space:
+                params[f"{pre}wg"] = 256
+            params[f"{pre}ipw"] = 1
+        elif grp.kind == "gemm":
+            params[f"{pre}rm"], params[f"{pre}rn"] = 4, 4
+            if f"{pre}wg" in prog.space:
+                params[f"{pre}wg"] = 64
+        elif grp.kind == "conv":
+            params[f"{pre}ocb"] = 4
+            if f"{pre}wg" in prog.space:
+                params[f"{pre}wg"] = 64
+        elif grp.kind == "scan" and f"{pre}wg" in prog.space:
+            params[f"{pre}wg"] = 16
+    return params
+
+
+def _pow2_at_most(n: int, cap: int) -> int:
+    p = 16
+    while p * 2 <= min(n, cap):
+        p *= 2
+    return p if n >= 16 else 16
