@@ -372,12 +372,14 @@ def wrap(d: Dialect, name: str, k: KernelCtx, units: int, wg: int, cooperative: 
 
 
 CUDA_REDUCE = r"""
-template <typename T> struct kw_op_plus { __device__ T operator()(T a, T b) const { return a + b; } };
-template <typename T> struct kw_op_multiplies { __device__ T operator()(T a, T b) const { return a * b; } };
-template <typename T> struct kw_op_maximum { __device__ T operator()(T a, T b) const { return a > b ? a : b; } };
-template <typename T> struct kw_op_minimum { __device__ T operator()(T a, T b) const { return a < b ? a : b; } };
-template <typename T> struct kw_op_logical_or { __device__ T operator()(T a, T b) const { return a || b; } };
-template <typename T> struct kw_op_logical_and { __device__ T operator()(T a, T b) const { return a && b; } };
+#define KW_OP(name, expr) template <typename T> struct kw_op_##name { \
+    __device__ T operator()(T a, T b) const { return expr; } };
+KW_OP(plus, a + b)
+KW_OP(multiplies, a * b)
+KW_OP(maximum, a > b ? a : b)
+KW_OP(minimum, a < b ? a : b)
+KW_OP(logical_or, a || b)
+KW_OP(logical_and, a && b)
 template <typename T, typename Op>
 static __device__ T kw_block_reduce(T v, Op op, void* smem) {
     T* s = static_cast<T*>(smem);

@@ -31,7 +31,7 @@ def _view(b: Builder, n: fx.Node):
 @register("as_strided", "as_strided_copy")
 def _as_strided(b: Builder, n: fx.Node):
     args, _ = b.args(n)
-    x, size, stride = args[0], args[1], args[2]
+    x, stride = args[0], args[2]
     offset = args[3] if len(args) > 3 and args[3] is not None else 0
     shape, _ = b.out_spec(n)
     src = tuple(x.shape)
@@ -119,7 +119,7 @@ def _slice(b: Builder, n: fx.Node):
     args = list(n.args) + [None] * 5
     dim = _norm(args[1] or 0, len(x.shape))
     size = x.shape[dim]
-    start, end, step = args[2], args[3], args[4] or 1
+    start, step = args[2], args[4] or 1
     start = 0 if start is None else (start + size if start < 0 else start)
     start = max(0, min(start, size))
     shape, _ = b.out_spec(n)
@@ -149,7 +149,8 @@ def _roll(b: Builder, n: fx.Node):
         s = shifts[0] % total
         return b.view_of(x, shape, None, lambda k, idx: unravel(
             (linear(idx, shape) + (total - s)) % total, shape))
-    table = {_norm(d, len(shape)): s % shape[_norm(d, len(shape))] for d, s in zip(dims, shifts, strict=True)}
+    table = {_norm(d, len(shape)): s % shape[_norm(d, len(shape))]
+             for d, s in zip(dims, shifts, strict=True)}
     return b.view_of(x, shape, None, lambda k, idx: [
         (i + (shape[d] - table[d])) % shape[d] if d in table else i for d, i in enumerate(idx)])
 

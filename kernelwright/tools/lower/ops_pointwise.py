@@ -41,7 +41,8 @@ def _binary(b: Builder, n: fx.Node):
     name = n.target.overloadpacket.__name__
     alpha = kw.get("alpha", rest[0] if rest else 1)
     if name in ("add", "sub") and alpha != 1:
-        tmpl = "({0} %s %s * {1})" % ("+" if name == "add" else "-", literal(alpha, dtype))
+        sign = "+" if name == "add" else "-"
+        tmpl = "({0} " + sign + " " + literal(alpha, dtype) + " * {1})"
     else:
         tmpl = _BINARY[name]
     return b.pointwise(shape, dtype, [x, y], lambda k, v: tmpl.format(*v))
@@ -237,7 +238,8 @@ def _gelu(b: Builder, n: fx.Node):
     L = lambda v: literal(v, dtype)  # noqa: E731
     if approx == "tanh":
         def fn(k, v):
-            inner = f"{L(math.sqrt(2 / math.pi))} * ({v[0]} + {L(0.044715)} * {v[0]} * {v[0]} * {v[0]})"
+            cube = f"{v[0]} * {v[0]} * {v[0]}"
+            inner = f"{L(math.sqrt(2 / math.pi))} * ({v[0]} + {L(0.044715)} * {cube})"
             return f"({L(0.5)} * {v[0]} * ({L(1)} + {k.dialect.call('tanh', ct, inner)}))"
     else:
         def fn(k, v):
@@ -314,9 +316,11 @@ def _mish(b: Builder, n: fx.Node):
     shape, dtype = _shape_dtype(b, n)
     ct = compute_type(dtype)
     L = lambda v: literal(v, dtype)  # noqa: E731
-    return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"({v[0]} * {k.dialect.call('tanh', ct, f'({v[0]} > {L(20)} ? {v[0]} : ' + k.dialect.call('log1p', ct, k.dialect.call('exp', ct, v[0])) + ')')})"),
-        cost=8)
+    def fn(k, v):
+        soft = k.dialect.call("log1p", ct, k.dialect.call("exp", ct, v[0]))
+        return f"({v[0]} * {k.dialect.call('tanh', ct, f'({v[0]} > {L(20)} ? {v[0]} : {soft})')})"
+
+    return b.pointwise(shape, dtype, [x], fn, cost=8)
 
 
 @register("threshold")
@@ -378,7 +382,8 @@ def _where(b: Builder, n: fx.Node):
 def _lerp(b: Builder, n: fx.Node):
     (x, y, w), _ = b.args(n)
     shape, dtype = _shape_dtype(b, n)
-    return b.pointwise(shape, dtype, [x, y, w], lambda k, v: f"({v[0]} + {v[2]} * ({v[1]} - {v[0]}))")
+    return b.pointwise(shape, dtype, [x, y, w],
+                       lambda k, v: f"({v[0]} + {v[2]} * ({v[1]} - {v[0]}))")
 
 
 @register("_to_copy", "clone", "alias", "detach", "lift_fresh_copy", "contiguous",

@@ -331,7 +331,10 @@ def _layer_norm(b: Builder, n: fx.Node):
     rank, k_ = len(x.shape), len(normalized)
     dims = tuple(range(rank - k_, rank))
     dtype = b.meta(n)[0].dtype
-    tail = (lambda idx: idx[rank - k_:])
+
+    def tail(idx):
+        return idx[rank - k_:]
+
     y, mean, rstd = normalize(b, x, dims, eps, dtype,
                               (w, tail) if w is not None else None,
                               (bias, tail) if bias is not None else None)
@@ -379,18 +382,15 @@ def _group_norm(b: Builder, n: fx.Node):
 def _batch_norm(b: Builder, n: fx.Node, training: bool, functional: bool):
     args = [b.arg(a) for a in n.args]
     x, w, bias = args[0], args[1], args[2]
-    if functional or n.target.overloadpacket.__name__ == "_native_batch_norm_legit" and len(
-            args) == 8 or n.target.overloadpacket.__name__ == "_native_batch_norm_legit_no_training":
-        pass
     name = n.target.overloadpacket.__name__
     if name == "_native_batch_norm_legit" and len(args) == 6:  # no running stats
         rm = rv = None
-        training, momentum, eps = args[3], args[4], args[5]
+        training, eps = args[3], args[5]
     elif name == "_native_batch_norm_legit_no_training":
-        rm, rv, momentum, eps = args[3], args[4], args[5], args[6]
+        rm, rv, eps = args[3], args[4], args[6]
         training = False
     else:
-        rm, rv, training, momentum, eps = args[3], args[4], args[5], args[6], args[7]
+        rm, rv, training, eps = args[3], args[4], args[5], args[7]
     metas = b.meta(n)
     dtype = metas[0].dtype
     rank = len(x.shape)

@@ -7,7 +7,6 @@ and scheduled on its own; all kernels go into one source (one build).
 
 from __future__ import annotations
 
-import math
 import pprint
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +20,7 @@ from kernelwright.tools.lower.codegen import NotFusable
 from kernelwright.tools.lower.dialect import DIALECTS
 from kernelwright.tools.lower.emit import CUDA_REDUCE, KernelSource, emit_group
 from kernelwright.tools.lower.graph import LoweredGraph, build_graph, constants_of
-from kernelwright.tools.lower.ir import Input, Node, Pointwise
+from kernelwright.tools.lower.ir import Input, Pointwise
 from kernelwright.tools.lower.runtime import _signature, encode_tensor
 from kernelwright.tools.lower.schedule import Group, Schedule, schedule
 from kernelwright.tools.lower.space import choose_defaults, group_space
@@ -43,7 +42,8 @@ class LoweredProgram:
     """A task lowered to kernels for one backend, with its schedule choices.
 
     Example:
-        >>> prog = lower_task(Task.from_path("examples/tasks/l1_row_softmax.py"), "sycl")  # doctest: +SKIP
+        >>> task = Task.from_path("examples/tasks/l1_row_softmax.py")  # doctest: +SKIP
+        >>> prog = lower_task(task, "sycl")  # doctest: +SKIP
         >>> print(prog.describe())  # doctest: +SKIP
     """
 
@@ -116,9 +116,8 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
     real = dict(names)
     d = DIALECTS[prog.backend]
     idx_type = "int" if max([n.numel for n in g.nodes] + [1]) < 2**31 - 1 else "long long"
-    groups = list(sched.groups)
-    for gi, grp in enumerate(groups):
-        grp.name = f"k{vi}_{gi}"
+    groups = [Group(grp.kind, list(grp.main), list(grp.epilogue), list(grp.outer),
+                    f"k{vi}_{gi}") for gi, grp in enumerate(sched.groups)]
     kernels: list[KernelSource] = []
     i = 0
     while i < len(groups):
@@ -247,11 +246,9 @@ def lower_task(task: Task, backend: str = "sycl", params: dict[str, Any] | None 
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
-    from kernelwright.spec import derive_contract, variant_inputs
-    from kernelwright.spec.inputs import init_inputs_for
-
     from kernelwright.errors import TaskError
-    from kernelwright.spec.inputs import nominal_inputs
+    from kernelwright.spec import derive_contract, variant_inputs
+    from kernelwright.spec.inputs import init_inputs_for, nominal_inputs
 
     module = task.load_module()
     if contract is None:
@@ -267,6 +264,32 @@ def lower_task(task: Task, backend: str = "sycl", params: dict[str, Any] | None 
         else [model.training]
     state = {k: [list(v.shape), str(v.dtype).removeprefix("torch."), k in dict(
         model.named_parameters())] for k, v in model.state_dict().items()}
+    cache_key = (str(task.path), task.source_hash, tuple(modes),
+                 tuple(_signature(False, tuple(i)) for i in input_sets))
+    if cache_key in _CAPTURES:
+        variants, consts = _CAPTURES[cache_key]
+    else:
+        variants, consts = _capture_all(model, input_sets, modes)
+        if len(_CAPTURES) >= 16:
+            _CAPTURES.pop(next(iter(_CAPTURES)))
+        _CAPTURES[cache_key] = (variants, consts)
+    allowed = [s.value for s in contract.allowed_spaces] if contract else ["custom_kernel"]
+    notes = [f"implementation space: custom_kernel (allowed: {', '.join(allowed)})"]
+    prog = LoweredProgram(task, backend, variants, state, consts, notes=notes)
+    prog.space = group_space(prog, contract)
+    prog.params = choose_defaults(prog, contract)
+    if params:
+        prog = prog.with_params(params)
+    return prog
+
+
+# Captured IR per task content and input shapes: capture is backend independent and costs
+# about a second per signature, so lowering the same task for several backends (or again
+# with other schedule choices) reuses it. Emission never mutates it.
+_CAPTURES: dict[tuple, tuple[list[Variant], dict[str, str]]] = {}
+
+
+def _capture_all(model, input_sets, modes) -> tuple[list[Variant], dict[str, str]]:
     variants, consts, seen = [], {}, set()
     for inputs in input_sets:
         for mode in modes:
@@ -283,14 +306,7 @@ def lower_task(task: Task, backend: str = "sycl", params: dict[str, Any] | None 
             for inp, val in g.consts:
                 consts[inp.target] = encode_tensor(val)
             variants.append(Variant(key, g, schedule(g)))
-    allowed = [s.value for s in contract.allowed_spaces] if contract else ["custom_kernel"]
-    notes = [f"implementation space: custom_kernel (allowed: {', '.join(allowed)})"]
-    prog = LoweredProgram(task, backend, variants, state, consts, notes=notes)
-    prog.space = group_space(prog, contract)
-    prog.params = choose_defaults(prog, contract)
-    if params:
-        prog = prog.with_params(params)
-    return prog
+    return variants, consts
 
 
 def _reference_output(model, inputs):

@@ -1,0 +1,47 @@
+"""Helpers for lowering tests: run a lowered candidate in-process against its reference."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import torch
+
+from kernelwright.spec import Task
+from kernelwright.spec.inputs import init_inputs_for
+
+TASKS = Path(__file__).parent / "tasks"
+
+
+def task(name: str) -> Task:
+    return Task.from_path(TASKS / f"{name}.py")
+
+
+def check_lowered(prog, training: bool = False, seed: int = 1) -> list[float]:
+    """Build ``prog``'s candidate, give it the reference's weights, compare on fresh inputs.
+
+    Returns the max abs error per output; fails the test on a mismatch.
+    """
+    module = types.ModuleType("lowered_candidate")
+    exec(compile(prog.candidate.source, "lowered_candidate", "exec"), module.__dict__)
+    ref_mod = prog.task.load_module()
+    torch.manual_seed(0)
+    ref = ref_mod.Model(*init_inputs_for(ref_mod)).train(training)
+    new = module.ModelNew(*init_inputs_for(ref_mod)).train(training)
+    new.load_state_dict(ref.state_dict())
+    torch.manual_seed(seed)
+    inputs = ref_mod.get_inputs()
+    with torch.no_grad():
+        want = ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+        got = new(*inputs)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(want) == len(got)
+    errors = []
+    for w, g in zip(want, got, strict=True):
+        assert w.shape == g.shape and w.dtype == g.dtype
+        torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-4, equal_nan=True)
+        errors.append(float((w.double() - g.double()).abs().max()) if w.numel() else 0.0)
+    return errors
+
+

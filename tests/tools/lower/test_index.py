@@ -1,0 +1,34 @@
+"""Index algebra: the simplifications that make layout operators free."""
+
+from kernelwright.tools.lower.index import Ix, linear, unravel
+
+
+def test_view_round_trip_simplifies_to_the_loop_variables():
+    b, c, h = Ix.var("b", 4), Ix.var("c", 3), Ix.var("h", 5)
+    flat = linear([b, c, h], (4, 3, 5))
+    merged = unravel(flat, (4, 15))
+    assert merged[0] == b
+    assert merged[1] == c * 5 + h
+    back = unravel(linear(merged, (4, 15)), (4, 3, 5))
+    assert back == [b, c, h]
+
+
+def test_division_that_cannot_simplify_becomes_an_atom_with_a_range():
+    i = Ix.var("i", 10)
+    q = (i + 3) // 4
+    assert not q.is_const and q.range() == (0, 3)
+    assert ((i + 3) % 4).range() == (0, 3)
+    assert (i * 4 + 3) // 4 == i
+    assert (i * 4 + 3) % 4 == Ix.c(3)
+
+
+def test_unknown_ranges_do_not_simplify():
+    g = Ix.atom("g", None)
+    assert (g // 2).render() == "((g) / 2)"
+    assert (Ix.var("i", 7) // 8) == Ix.c(0)
+
+
+def test_render_and_equality_ignore_term_order():
+    a, b = Ix.var("a", 3), Ix.var("b", 3)
+    assert a + b == b + a
+    assert (a * 2 - 1).render() == "2*a - 1"

@@ -1,0 +1,69 @@
+"""LoweredProgram: schedule space, with_params, describe, errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from lower_helpers import check_lowered, task
+from torch import nn
+
+from kernelwright.errors import LoweringError
+from kernelwright.spec import Candidate, Task
+from kernelwright.tools.lower import LoweredProgram, lower_task
+
+
+def test_space_and_params_change_the_kernels_not_the_result():
+    prog = lower_task(task("layernorm3"), "sycl")
+    assert isinstance(prog, LoweredProgram)
+    assert "g0.strategy" in prog.space and "g0.wg" in prog.space
+    assert isinstance(prog.candidate, Candidate)
+    other = prog.with_params({"g0.strategy": "item"})
+    assert other.params["g0.strategy"] == "item"
+    assert other.candidate.source != prog.candidate.source
+    assert other.candidate.params != prog.candidate.params
+
+
+@pytest.mark.requires_sycl
+def test_both_row_strategies_are_correct_on_sycl():
+    prog = lower_task(task("layernorm3"), "sycl")
+    for strategy in ("group", "item"):
+        check_lowered(prog.with_params({"g0.strategy": strategy, "g0.wg": 32}))
+
+
+def test_unknown_parameter_is_rejected_with_the_choices():
+    prog = lower_task(task("relu_chain"), "cpp")
+    with pytest.raises(ValueError, match="choose from"):
+        prog.with_params({"nope": 1})
+
+
+def test_describe_names_groups_kernels_and_space():
+    text = lower_task(task("gemm_epi"), "cpp").describe()
+    assert "gemm" in text and "implementation space" in text and "k0_0" in text
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="sycl"):
+        lower_task(task("relu_chain"), "metal")
+
+
+def _write(tmp_path, body: str) -> Task:
+    path = tmp_path / "t.py"
+    path.write_text("import torch\nfrom torch import nn\n" + body)
+    return Task.from_path(path)
+
+
+def test_unsupported_operator_raises_lowering_error_naming_it(tmp_path):
+    t = _write(tmp_path, (
+        "class Model(nn.Module):\n"
+        "    def forward(self, x):\n        return torch.sort(x, dim=1)[0]\n"
+        "def get_inputs():\n    return [torch.randn(5, 7)]\n"
+        "def get_init_inputs():\n    return []\n"))
+    with pytest.raises(LoweringError, match="sort"):
+        lower_task(t, "cpp")
+
+
+def test_lowering_error_is_a_kernelwright_error():
+    from kernelwright.errors import KernelwrightError
+
+    assert issubclass(LoweringError, KernelwrightError)
+    assert nn is not None and torch is not None
