@@ -1,0 +1,30 @@
+"""CUDA from the same IR: nvcc compiles it; small programs run correctly on the PTX emulator."""
+
+from __future__ import annotations
+
+import pytest
+from lower_helpers import check_lowered, task
+
+from kernelwright.tools.backends import get_backend
+from kernelwright.tools.lower import lower_task
+
+
+@pytest.mark.requires_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["layernorm3", "conv_bn", "pool"])
+def test_cuda_source_compiles_with_nvcc(name):
+    prog = lower_task(task(name), "cuda")
+    if name == "layernorm3":  # the cooperative (one block per row) form
+        prog = prog.with_params({"g0.strategy": "group", "g0.wg": 64})
+        assert "kw_block_reduce" in prog.source
+    result = get_backend("cuda").build(prog.source)
+    assert result.ok, result.log
+
+
+@pytest.mark.requires_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["relu_chain", "softmax_mid"])
+def test_cuda_runs_correctly_on_the_emulator(name):
+    if not get_backend("cuda").status().can_run:
+        pytest.skip("neither a CUDA device nor the PTX emulator is usable here")
+    check_lowered(lower_task(task(name), "cuda"))
