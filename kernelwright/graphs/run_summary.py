@@ -54,6 +54,7 @@ class CandidateRecord(BaseModel):
     achieved_gflops: float | None = None
     achieved_gbps: float | None = None
     cell: list[int] | None = None  # MAP-Elites descriptor cell
+    finished_at: float | None = None  # epoch seconds of the checkpoint that first held it
 
 
 class VariantEvidence(BaseModel):
@@ -165,6 +166,17 @@ class RunSummary(BaseModel):
             out.append((c.order, best))
         return out
 
+    def best_over_time(self) -> list[tuple[float, float]]:
+        """``(epoch seconds, best correct speedup so far)`` at each improvement, when the
+        checkpoints date the evaluations (empty otherwise)."""
+        out: list[tuple[float, float]] = []
+        for c in sorted(self.candidates, key=lambda c: (c.finished_at or 0.0, c.order)):
+            if c.finished_at is None or not c.correct or c.speedup is None:
+                continue
+            if not out or c.speedup > out[-1][1]:
+                out.append((c.finished_at, c.speedup))
+        return out
+
 
 class Roofs(BaseModel):
     """This machine's roofs as the runs' own roofline numbers imply them (None: unknown)."""
@@ -226,7 +238,10 @@ def build_report_data(store_root: str | Path, run_ids: list[str]) -> ReportData:
     store = RunStore(store_root)
     saver = open_checkpointer(store.root)
     try:
-        runs = [summarize_run(store, run_id, _state(saver, run_id)) for run_id in run_ids]
+        runs = [
+            summarize_run(store, run_id, _state(saver, run_id), _finish_times(saver, run_id))
+            for run_id in run_ids
+        ]
     finally:
         saver.conn.close()
     return ReportData(
@@ -239,12 +254,34 @@ def _state(saver, run_id: str) -> dict[str, Any]:
     return dict(tup.checkpoint["channel_values"]) if tup else {}
 
 
-def summarize_run(store: RunStore, run_id: str, state: dict[str, Any]) -> RunSummary:
-    """One run's summary from its metadata, checkpointed ``state`` and stored results."""
+def _finish_times(saver, run_id: str) -> dict[str, float]:
+    """When each candidate's profile first appears in the run's checkpoints (epoch seconds).
+
+    The checkpointer dates every super-step, so this is when the evaluation step that produced
+    the profile was saved: wall-clock time, from the same record a resume starts from.
+    """
+    from datetime import datetime
+
+    first: dict[str, float] = {}
+    history = list(saver.list({"configurable": {"thread_id": run_id}}))
+    for tup in reversed(history):  # oldest first
+        stamp = datetime.fromisoformat(tup.checkpoint["ts"]).timestamp()
+        for profile in tup.checkpoint["channel_values"].get("profiles") or []:
+            first.setdefault(profile.candidate_id, stamp)
+    return first
+
+
+def summarize_run(
+    store: RunStore, run_id: str, state: dict[str, Any], finished: dict[str, float] | None = None
+) -> RunSummary:
+    """One run's summary from its metadata, checkpointed ``state`` and stored results;
+    ``finished`` dates the evaluations (candidate id -> epoch seconds)."""
     meta = store.meta(run_id)
     plan = state.get("plan")
     profiles: list[Profile] = list(state.get("profiles") or [])
     candidates = [_record(store, run_id, p, i) for i, p in enumerate(_unique(profiles), 1)]
+    for c in candidates:
+        c.finished_at = (finished or {}).get(c.candidate_id)
     archive = _archive(store, run_id, candidates)
     best = _best(candidates)
     return RunSummary(

@@ -56,7 +56,38 @@ def label(text: str, limit: int = 40) -> str:
 
 
 def speedup_over_time(runs: list[RunSummary]) -> str:
-    """Best correct speedup so far against evaluations spent, one step line per task."""
+    """Best correct speedup so far against wall-clock time since the first run started, one
+    step line per task (dots: every correct candidate). Without dated evaluations the x axis
+    is the number of evaluations spent instead."""
+    dated = all(c.finished_at is not None for r in runs for c in r.candidates)
+    starts = [r.started for r in runs if r.started is not None]
+    if not dated or not starts:
+        return _speedup_over_evaluations(runs)
+    origin = min(starts)
+    span = max((c.finished_at for r in runs for c in r.candidates), default=origin) - origin
+    unit, scale = ("hours", 3600.0) if span > 2 * 3600 else ("minutes", 60.0)
+    if span < 120:
+        unit, scale = "seconds", 1.0
+    with _figure(7.0, 3.2) as (fig, (ax,)):
+        drawn = 0
+        for run in runs:
+            steps = run.best_over_time()
+            if not steps:
+                continue
+            xs = [(t - origin) / scale for t, _ in steps]
+            ys = [s for _, s in steps]
+            end = (max(c.finished_at for c in run.candidates) - origin) / scale
+            (line,) = ax.step([*xs, end], [*ys, ys[-1]], where="post", label=label(run.task))
+            tried = [((c.finished_at - origin) / scale, c.speedup)
+                     for c in run.candidates if c.speedup is not None]  # fmt: skip
+            ax.scatter(*zip(*tried, strict=True), s=10, alpha=0.35, color=line.get_color())
+            drawn += 1
+        ax.set_xlim(left=0)
+        _finish_progress(ax, drawn, f"{unit} since the first run started")
+        return _svg(fig)
+
+
+def _speedup_over_evaluations(runs: list[RunSummary]) -> str:
     with _figure(7.0, 3.2) as (fig, (ax,)):
         drawn = 0
         for run in runs:
@@ -66,19 +97,22 @@ def speedup_over_time(runs: list[RunSummary]) -> str:
             xs, ys = zip(*points, strict=True)
             (line,) = ax.step(xs, ys, where="post", label=label(run.task))
             tried = [(c.order, c.speedup) for c in run.candidates if c.speedup is not None]
-            if tried:
-                ax.scatter(*zip(*tried, strict=True), s=10, alpha=0.35, color=line.get_color())
+            ax.scatter(*zip(*tried, strict=True), s=10, alpha=0.35, color=line.get_color())
             drawn += 1
-        ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("evaluations spent")
-        ax.set_ylabel("speedup over PyTorch eager (x)")
-        ax.set_title("best correct speedup so far (dots: every correct candidate)")
-        if drawn:
-            ax.legend(loc="best", fontsize=7, ncols=2 if drawn > 8 else 1)
-        else:
-            ax.text(0.5, 0.5, "no correct candidate yet", ha="center", transform=ax.transAxes)
+        _finish_progress(ax, drawn, "evaluations spent")
         return _svg(fig)
+
+
+def _finish_progress(ax, drawn: int, xlabel: str) -> None:
+    ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("speedup over PyTorch eager (x)")
+    ax.set_title("best correct speedup so far (dots: every correct candidate)")
+    if drawn:
+        ax.legend(loc="best", fontsize=7, ncols=2 if drawn > 8 else 1)
+    else:
+        ax.text(0.5, 0.5, "no correct candidate yet", ha="center", transform=ax.transAxes)
 
 
 _HEAT = LinearSegmentedColormap.from_list("kw", ["#f4f1de", "#81b29a", "#3d405b"])

@@ -27,6 +27,11 @@ def test_summary_of_a_scripted_run(scripted_store):
     assert run.evidence.seeds_total == 6 and run.evidence.max_abs_error == pytest.approx(1e-6)
     assert run.flags == ["nondeterministic"]
     assert run.implementation_space == "custom_kernel"
+    # evaluations are dated by the checkpoints, in evaluation order, within the run's life
+    times = [c.finished_at for c in run.candidates]
+    assert times == sorted(times) and run.started <= times[0] <= times[-1] <= run.updated
+    improvements = [s for _, s in run.best_over_time()]
+    assert improvements == [1.5, 2.0, 3.0]
 
 
 def test_best_kernel_is_diffed_against_its_recorded_parent(scripted_store):
