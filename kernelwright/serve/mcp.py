@@ -199,7 +199,9 @@ class KernelwrightTools:
     def sample(self, trace_dir: str, method: str, gpu: str) -> WorkloadSample:
         try:
             from kernelwright.tools.sampler import sample_trace_dir
-        except ImportError as exc:
+        except ModuleNotFoundError as exc:
+            if exc.name != "kernelwright.tools.sampler":
+                raise  # the sampler is there but broken: an unexpected error, not this one
             raise ToolError(
                 "sample_workload is not available: this kernelwright has no workload sampler "
                 "(kernelwright.tools.sampler is missing); update kernelwright to a version "

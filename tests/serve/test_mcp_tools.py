@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 from mcp import Client
 
+from kernelwright.config import Settings
 from kernelwright.errors import PathNotAllowedError
 from kernelwright.serve.mcp import build_server
 from kernelwright.serve.roots import Roots
@@ -82,3 +85,27 @@ def test_roots_follow_symlinks(tmp_path):
         roots.check(inside / "link.py")
     with pytest.raises(PathNotAllowedError, match="outside"):
         roots.check(inside / ".." / "out" / "secret.py")
+
+
+def test_sample_workload_samples_or_says_the_sampler_is_missing(tmp_path):
+    import importlib.util
+    import shutil
+
+    traces = tmp_path / "root" / "traces"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "v5_grouped",
+                    traces)  # fmt: skip
+    settings = Settings(data_dir=tmp_path / "store", cache_dir=tmp_path / "cache")
+    served = {"settings": settings, "root": tmp_path / "root", "store": tmp_path / "store"}
+    calls = [("sample_workload", {"trace_dir": str(traces), "method": "random"}),
+             ("sample_workload", {"trace_dir": str(tmp_path)})]  # fmt: skip
+    _, (sampled, outside) = _call(served, calls)
+    assert outside.is_error
+    if importlib.util.find_spec("kernelwright.tools.sampler") is None:
+        assert sampled.is_error and "no workload sampler" in sampled.content[0].text
+        assert "not available" in outside.content[0].text  # checked before the path
+    else:
+        assert not sampled.is_error, sampled.content
+        result = sampled.structured_content
+        assert result["method"] == "random" and result["invocations"] >= 1
+        assert 1 <= len(result["representatives"]) <= result["invocations"]
+        assert "outside the directories" in outside.content[0].text
