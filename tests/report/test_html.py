@@ -81,3 +81,15 @@ def _tags(page: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
 
     Collect().feed(page)
     return found
+
+
+def test_a_run_killed_before_its_first_step_still_reports(tmp_path):
+    from kernelwright.graphs.store import RunStore
+
+    RunStore(tmp_path).create_run("empty", {"task": "t", "backend": "cpp", "budget": 4,
+                                            "status": "created"})  # fmt: skip
+    write_report(tmp_path, ["empty"], tmp_path / "r.html", tmp_path / "r.md")
+    page = (tmp_path / "r.html").read_text()
+    assert "no correct kernel" in page and "nothing evaluated" in page
+    assert "no correct candidate yet" in page and "no timed kernel" in page
+    assert "| t | `empty` | created | no correct kernel |" in (tmp_path / "r.md").read_text()
