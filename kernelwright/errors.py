@@ -56,3 +56,11 @@ class PathNotAllowedError(KernelwrightError, PermissionError):
 
 class LoweringError(KernelwrightError, NotImplementedError):
     """A PyTorch reference could not be lowered to kernels (an operator or form unsupported)."""
+
+
+class ChatError(KernelwrightError, ValueError):
+    """A chat request or thread cannot be used (no task named, not a chat thread, ...)."""
+
+
+class CampaignError(KernelwrightError, ValueError):
+    """A campaign cannot start or resume (empty task folder, unknown campaign id, ...)."""

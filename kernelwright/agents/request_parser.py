@@ -150,17 +150,19 @@ _ATOL = re.compile(rf"\batol\s*[=:]?\s*{_NUMBER}", re.I)
 _RTOL = re.compile(rf"\brtol\s*[=:]?\s*{_NUMBER}", re.I)
 _TOL = re.compile(rf"\b(?:tolerance|tol|within|error)\s*(?:of\s+)?[=:]?\s*{_NUMBER}(?!\s*[a-z])",
                   re.I)
+_VENDOR, _FRAMEWORK = ImplementationSpace.VENDOR_LIBRARY, ImplementationSpace.FRAMEWORK
 _SPACE_RULES: list[tuple[re.Pattern, str, ImplementationSpace]] = [
     (re.compile(r"\b(?:no|without|avoid|not)\s+(?:any\s+)?(?:vendor\s+lib\w*|cublas|cudnn|"
-                r"onednn|mkl|blas|libraries)\b", re.I), "exclude", ImplementationSpace.VENDOR_LIBRARY),
+                r"onednn|mkl|blas|libraries)\b", re.I), "exclude", _VENDOR),
     (re.compile(r"\b(?:vendor\s+lib\w*|cublas|onednn|mkl)\s+(?:are\s+|is\s+)?(?:ok|okay|fine|"
-                r"allowed)\b", re.I), "include", ImplementationSpace.VENDOR_LIBRARY),
+                r"allowed)\b", re.I), "include", _VENDOR),
     (re.compile(r"\b(?:no|without|avoid)\s+(?:torch|pytorch|framework)(?:\s+(?:ops|operators|"
-                r"calls))?\b", re.I), "exclude", ImplementationSpace.FRAMEWORK),
+                r"calls))?\b", re.I), "exclude", _FRAMEWORK),
     (re.compile(r"\b(?:torch|pytorch|framework)(?:\.compile|\s+ops|\s+operators)?\s+(?:are\s+|"
-                r"is\s+)?(?:ok|okay|fine|allowed)\b", re.I), "include", ImplementationSpace.FRAMEWORK),
+                r"is\s+)?(?:ok|okay|fine|allowed)\b", re.I), "include", _FRAMEWORK),
     (re.compile(r"\b(?:custom|hand[- ]written)\s+kernels?\s+only\b|\bonly\s+(?:custom|"
-                r"hand[- ]written)\s+kernels?\b", re.I), "only", ImplementationSpace.CUSTOM_KERNEL),
+                r"hand[- ]written)\s+kernels?\b", re.I), "only",
+     ImplementationSpace.CUSTOM_KERNEL),
 ]  # fmt: skip
 _NAME_WORDS = (
     "softmax", "layernorm", "layer_norm", "rmsnorm", "gelu", "relu", "matmul", "gemm",

@@ -62,7 +62,7 @@ class OptimizeContext:
 
 def build_optimize_graph(context: OptimizeContext, checkpointer=None) -> CompiledStateGraph:
     """Compile the planner -> coder -> evaluate -> critic loop over ``context``."""
-    nodes = _Nodes(context)
+    nodes = OptimizeNodes(context)
     graph = StateGraph(RunState)
     graph.add_node("planner", nodes.planner)
     graph.add_node("coder", nodes.coder)
@@ -78,7 +78,9 @@ def build_optimize_graph(context: OptimizeContext, checkpointer=None) -> Compile
     return graph.compile(checkpointer=checkpointer)
 
 
-class _Nodes:
+class OptimizeNodes:
+    """The nodes of the loop; other graphs (chat, campaign) reuse them with their own edges."""
+
     def __init__(self, ctx: OptimizeContext) -> None:
         self.ctx = ctx
 
