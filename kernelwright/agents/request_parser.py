@@ -134,7 +134,8 @@ _BACKEND = re.compile(
 )
 _BUDGET = [
     re.compile(r"\bbudget(?:\s+of)?\s*(?:=|:)?\s*(\d+)", re.I),
-    re.compile(r"\b(\d+)\s*(?:evaluations?|evals?|tries|attempts|candidates|kernels)\b", re.I),
+    re.compile(r"\b(\d+)\s*(?:more\s+|extra\s+)?(?:evaluations?|evals?|tries|attempts|"
+               r"candidates|kernels)\b", re.I),
 ]
 _TIME = re.compile(
     r"\b(?:in|within|for|under|time\s*limit(?:\s+of)?)\s+" + _NUMBER

@@ -3,7 +3,14 @@
 One module per group of commands; importing it registers its commands on ``app``.
 """
 
-from kernelwright.cli import evaluate, gpusim, mcp, report, runs  # noqa: F401  (registers the commands)
+from kernelwright.cli import (  # noqa: F401  (registers the commands)
+    chat,
+    evaluate,
+    gpusim,
+    mcp,
+    report,
+    runs,
+)
 from kernelwright.cli._app import app
 
 __all__ = ["app"]

@@ -64,7 +64,8 @@ class ChatSession:
         if meta.get("kind") != "chat":
             raise ChatError(
                 f"run {run_id} is not a chat thread (it was started by `kernelwright "
-                f"{meta.get('kind', 'optimize')}`): continue it with `kernelwright resume {run_id}`"
+                f"{meta.get('kind', 'optimize')}`): continue it with "
+                f"`kernelwright resume {run_id}`"
             )
         self.run_id = run_id
         self.meta = meta
@@ -199,7 +200,7 @@ class ChatSession:
             f"thread {self.run_id}: {self.where().kind}",
             f"evaluations {len(profiles)}/{values.get('budget', self.meta['budget'])}, "
             f"correct {sum(p.correct for p in profiles)}",
-            f"best {best.speedup:.2f}x ({best.candidate_id})" if best else "best: none correct yet",
+            f"best {best.speedup:.2f}x ({best.candidate_id})" if best else "best: none correct",
         ]
         if decisions:
             lines.append(f"last decision: {decisions[-1].action.value}: {decisions[-1].reason}")

@@ -1,0 +1,293 @@
+"""`chat`: a terminal conversation that turns a request into a reviewed, checkpointed run.
+
+Everything the user typed and every kernel source is printed with ``print`` as plain text: no
+rich markup can be injected by a request, a task file or a generated kernel.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kernelwright.cli._app import BackendOpt, StoreOpt, _fail, _settings, app
+from kernelwright.cli.runs import LlmKeyEnv, LlmModel, LlmUrl
+from kernelwright.errors import KernelwrightError
+
+HELP = (
+    "commands: /status /best /diff /stop /approve /reject REASON /quit\n"
+    "paste a PyTorch module between ``` fences, or name a task file"
+)
+
+
+def say(text: str = "") -> None:
+    """Plain text to the terminal, flushed (never markup)."""
+    print(text, flush=True)
+
+
+@app.command()
+def chat(
+    task: Annotated[Path | None, typer.Argument(help="task file (optional)")] = None,
+    resume: Annotated[str | None, typer.Option("--resume", help="thread id to continue")] = None,
+    backend: BackendOpt = None,
+    budget: Annotated[int | None, typer.Option(help="candidate evaluations")] = None,
+    store: StoreOpt = None,
+    llm_base_url: LlmUrl = None,
+    llm_model: LlmModel = None,
+    llm_api_key_env: LlmKeyEnv = None,
+) -> None:
+    """Talk to kernelwright: say what to make faster; approve or reject the plan and the kernel."""
+    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.graphs.runner import store_root
+
+    settings = _settings(backend=backend, budget=budget)
+    given = {"base_url": llm_base_url, "model": llm_model, "api_key_env": llm_api_key_env}
+    try:
+        llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
+        root = store_root(settings, store)
+        session = _open(resume, task, settings, root, llm)
+        if session is not None:
+            Conversation(session).run()
+    except KernelwrightError as exc:
+        _fail(exc)
+
+
+def _open(resume: str | None, task: Path | None, settings, root: Path, llm):
+    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.graphs.chat_session import ChatSession
+
+    if resume is not None:
+        meta_llm = ChatSession(resume, settings, root).meta.get("llm")
+        if not llm.enabled and meta_llm:
+            llm = LLMSettings(**meta_llm)
+        session = ChatSession(resume, settings, root, llm=llm)
+        say(f"resuming thread {resume}")
+        return session
+    say("kernelwright chat: say what to make faster (e.g. 'make it faster, keep fp32 exact')")
+    say(HELP)
+    request = _first_request(task, llm)
+    if request is None:
+        return None
+    say("understood:")
+    say(request.describe())
+    session = ChatSession.create(request, settings, root, llm=llm)
+    say(f"thread {session.run_id} (continue later: kernelwright chat --resume {session.run_id})")
+    return session
+
+
+def _first_request(task: Path | None, llm):
+    """Read messages until one names a task (or the task argument supplies it)."""
+    parser = _parser(llm)
+    while True:
+        text = read_message()
+        if text is None or text.strip() in ("/quit", "/exit"):
+            return None
+        if text.startswith("/"):
+            say("no run yet: describe what to make faster first")
+            continue
+        request = parser.parse(text)
+        if request.task_source is None and request.task_path is None and task is not None:
+            request = request.model_copy(update={"task_path": str(task)})
+        if request.task_source is None and request.task_path is None:
+            say("which task? name a task file, or paste the module between ``` fences")
+            continue
+        if request.task_path and not Path(request.task_path).expanduser().is_file():
+            say(f"no such file: {request.task_path}")
+            continue
+        return request
+
+
+def _parser(llm):
+    from kernelwright.agents.request_parser import LLMRequestParser, OfflineRequestParser
+
+    if not llm.enabled:
+        return OfflineRequestParser()
+    from kernelwright.agents.llm import LLMClient, make_chat_model
+
+    return LLMRequestParser(LLMClient(make_chat_model(llm), llm))
+
+
+def read_message(prompt: str = "> ") -> str | None:
+    """One message: a line, or several while a ``` fence is open. ``None`` at end of input."""
+    lines: list[str] = []
+    while True:
+        try:
+            line = input(prompt if not lines else "")
+        except EOFError:
+            return "\n".join(lines) if lines else None
+        lines.append(line)
+        fences = sum(1 for row in lines if row.strip().startswith("```"))
+        if fences % 2 == 0:
+            return "\n".join(lines)
+
+
+class Conversation:
+    """The loop: the run advances in a background thread; this thread reads commands."""
+
+    def __init__(self, session) -> None:
+        self.session = session
+        self.worker: threading.Thread | None = None
+        self.quit = threading.Event()
+        self.pause = None  # the last Pause once the worker returned
+        self.failure: Exception | None = None
+
+    def run(self) -> None:
+        pause = self.session.where()
+        if pause.kind == "done":
+            self._done(pause)
+            return
+        if pause.kind == "review":
+            self._show_review(pause.payload)
+        else:
+            self._start(None)
+        while True:
+            text = read_message()
+            if text is None:
+                text = "/quit"
+            if not self._handle(text.strip()):
+                return
+
+    # -- the worker -------------------------------------------------------------------------------
+    def _start(self, answer: dict[str, Any] | None) -> None:
+        self.pause = None
+        self.worker = threading.Thread(target=self._advance, args=(answer,), daemon=True)
+        self.worker.start()
+
+    def _advance(self, answer) -> None:
+        try:
+            pause = self.session.advance(answer, emit=self._progress,
+                                         quit_requested=self.quit.is_set)
+        except Exception as exc:  # shown to the user; the thread stays resumable
+            self.failure = exc
+            say(f"error: {exc}")
+            say(f"the thread is checkpointed: kernelwright chat --resume {self.session.run_id}")
+            return
+        self.pause = pause
+        if pause.kind == "review":
+            self._show_review(pause.payload)
+        elif pause.kind == "done":
+            self._done(pause)
+
+    def _running(self) -> bool:
+        return self.worker is not None and self.worker.is_alive()
+
+    def _progress(self, node: str, update: dict[str, Any]) -> None:
+        for line in progress_lines(node, update):
+            say(line)
+
+    # -- commands ---------------------------------------------------------------------------------
+    def _handle(self, text: str) -> bool:
+        """Act on one message; False ends the conversation."""
+        command, _, rest = text.partition(" ")
+        if command in ("/quit", "/exit"):
+            return self._quit()
+        if self.pause is not None and self.pause.kind == "done":
+            return False
+        if command in ("/approve", "/reject"):
+            self._answer(command == "/approve", rest.strip())
+        elif command == "/stop":
+            self.session.stop_event.set()
+            say("stopping: the run ends after this round and offers its best kernel")
+        elif command == "/status":
+            say(self.session.status())
+        elif command == "/best":
+            self._best()
+        elif command == "/diff":
+            say(self.session.diff() or "no diff: the best kernel has no parent to compare with")
+        elif command in ("/help", "/?"):
+            say(HELP)
+        elif text:
+            busy = "the run is working" if self._running() else "waiting for your review"
+            say(f"{busy}; {HELP.splitlines()[0]}")
+        return not (self.pause is not None and self.pause.kind == "done")
+
+    def _answer(self, approve: bool, reason: str) -> None:
+        if self._running() or self.session.where().kind != "review":
+            say("nothing to review right now")
+            return
+        say("approved" if approve else f"rejected: {reason or '(no reason given)'}")
+        self._start({"approve": approve, "reason": reason})
+        if approve:
+            self.worker.join(timeout=2.0)  # a final approval finishes at once
+
+    def _best(self) -> None:
+        best = self.session.best()
+        if best is None:
+            say("no correct kernel yet")
+            return
+        summary, source = best
+        say(f"best {summary['candidate_id']}: {summary['speedup']:.2f}x")
+        say(source)
+
+    def _quit(self) -> bool:
+        if self._running():
+            say("quitting after the current step...")
+            self.quit.set()
+            self.worker.join()
+        say(f"bye: continue with  kernelwright chat --resume {self.session.run_id}")
+        return False
+
+    # -- what the user sees -----------------------------------------------------------------------
+    def _show_review(self, payload: dict[str, Any]) -> None:
+        for line in review_lines(payload):
+            say(line)
+        if payload.get("kind") == "kernel":
+            best = self.session.best()
+            if best is not None:
+                say("----- kernel source -----")
+                say(best[1])
+                say("-------------------------")
+        say("approve? /approve or /reject REASON")
+
+    def _done(self, pause) -> None:
+        approved = pause.payload.get("approved")
+        where = self.session.runs.run_dir(self.session.run_id) / "best" / "candidate.py"
+        if approved:
+            say(f"done: kernel {approved} approved, written to {where}")
+        else:
+            say("done: ended without an approved kernel")
+
+
+def progress_lines(node: str, update: dict[str, Any]) -> list[str]:
+    """One or two plain lines per graph step."""
+    if node == "planner" and update.get("plan") is not None:
+        return [f"[planner] {update['plan'].strategy}"]
+    if node == "coder" or node == "search":
+        return [f"[{node}] {len(update.get('pending') or [])} new candidate(s)"]
+    if node == "evaluate":
+        return [_profile_line(p) for p in update.get("profiles") or []]
+    if node == "critic" and update.get("decisions"):
+        d = update["decisions"][-1]
+        return [f"[critic] {d.action.value}: {d.reason}"]
+    return []
+
+
+def _profile_line(p) -> str:
+    if not p.correct:
+        return f"[evaluate] {p.candidate_id}: not correct ({(p.error or '').splitlines()[:1]})"
+    return f"[evaluate] {p.candidate_id}: correct, {p.speedup:.2f}x"
+
+
+def review_lines(payload: dict[str, Any]) -> list[str]:
+    if payload.get("kind") == "plan":
+        return [
+            "PLAN for review:",
+            f"  class {payload['operator_class']}, space {payload['space']}, "
+            f"backend {payload['backend']}",
+            f"  strategy: {payload['strategy']}",
+            f"  templates: {', '.join(payload['templates']) or 'none'}",
+            f"  rationale: {payload['rationale']}",
+            *payload["contract"].splitlines(),
+        ]
+    head = f"after {payload['evaluations']}/{payload['budget']} evaluations"
+    head += f" ({payload['why_stopped']})"
+    if payload.get("kind") == "no_kernel":
+        return [f"NO CORRECT KERNEL {head}", "/reject REASON gives the coder more budget"]
+    low, high = payload.get("speedup_low"), payload.get("speedup_high")
+    spread = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
+    return [
+        f"FINAL KERNEL for review {head}:",
+        f"  {payload['candidate_id']}: {payload['speedup']:.2f}x{spread} over the reference",
+    ]
