@@ -134,8 +134,11 @@ _BACKEND = re.compile(
 )
 _BUDGET = [
     re.compile(r"\bbudget(?:\s+of)?\s*(?:=|:)?\s*(\d+)", re.I),
-    re.compile(r"\b(\d+)\s*(?:more\s+|extra\s+)?(?:evaluations?|evals?|tries|attempts|"
-               r"candidates|kernels)\b", re.I),
+    re.compile(
+        r"\b(\d+)\s*(?:more\s+|extra\s+)?(?:evaluations?|evals?|tries|attempts|"
+        r"candidates|kernels)\b",
+        re.I,
+    ),
 ]
 _TIME = re.compile(
     r"\b(?:in|within|for|under|time\s*limit(?:\s+of)?)\s+" + _NUMBER
@@ -143,14 +146,17 @@ _TIME = re.compile(
     re.I,
 )  # fmt: skip
 _UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0}
-_EXACT = re.compile(rf"(?:\b({_DTYPE})\s+)?\b(?:bit[- ]?)?exact\b(?:\s+(?:in\s+)?({_DTYPE})\b)?",
-                    re.I)
-_LOOSE = re.compile(rf"\b({_DTYPE})\s+(?:precision\s+)?(?:is\s+)?(?:ok|okay|fine|acceptable)\b",
-                    re.I)
+_EXACT = re.compile(
+    rf"(?:\b({_DTYPE})\s+)?\b(?:bit[- ]?)?exact\b(?:\s+(?:in\s+)?({_DTYPE})\b)?", re.I
+)
+_LOOSE = re.compile(
+    rf"\b({_DTYPE})\s+(?:precision\s+)?(?:is\s+)?(?:ok|okay|fine|acceptable)\b", re.I
+)
 _ATOL = re.compile(rf"\batol\s*[=:]?\s*{_NUMBER}", re.I)
 _RTOL = re.compile(rf"\brtol\s*[=:]?\s*{_NUMBER}", re.I)
-_TOL = re.compile(rf"\b(?:tolerance|tol|within|error)\s*(?:of\s+)?[=:]?\s*{_NUMBER}(?!\s*[a-z])",
-                  re.I)
+_TOL = re.compile(
+    rf"\b(?:tolerance|tol|within|error)\s*(?:of\s+)?[=:]?\s*{_NUMBER}(?!\s*[a-z])", re.I
+)
 _VENDOR, _FRAMEWORK = ImplementationSpace.VENDOR_LIBRARY, ImplementationSpace.FRAMEWORK
 _SPACE_RULES: list[tuple[re.Pattern, str, ImplementationSpace]] = [
     (re.compile(r"\b(?:no|without|avoid|not)\s+(?:any\s+)?(?:vendor\s+lib\w*|cublas|cudnn|"
@@ -333,11 +339,13 @@ class LLMRequestParser:
         try:
             reply = self.client.ask_structured("request_parser", messages, RequestReply)
         except (LLMError, ValidationError) as exc:
-            return _with_note(offline, f"the LLM request parser failed ({exc}); used the offline "
-                              "rules")
+            return _with_note(
+                offline, f"the LLM request parser failed ({exc}); used the offline rules"
+            )
         if reply is None:
-            return _with_note(offline, "the LLM request parser gave a malformed answer; used "
-                              "the offline rules")
+            return _with_note(
+                offline, "the LLM request parser gave a malformed answer; used the offline rules"
+            )
         return _from_reply(reply, offline, words)
 
 

@@ -157,8 +157,9 @@ class Conversation:
 
     def _advance(self, answer) -> None:
         try:
-            pause = self.session.advance(answer, emit=self._progress,
-                                         quit_requested=self.quit.is_set)
+            pause = self.session.advance(
+                answer, emit=self._progress, quit_requested=self.quit.is_set
+            )
         except Exception as exc:  # shown to the user; the thread stays resumable
             self.failure = exc
             say(f"error: {exc}")

@@ -156,8 +156,9 @@ class ChatSession:
                 start: Any = Command(resume=answer)
             else:
                 start = None if saver.get_tuple(self.config) else self._initial_state()
-            for chunk in graph.stream(start, self.config, stream_mode="updates",
-                                      durability="sync"):
+            for chunk in graph.stream(
+                start, self.config, stream_mode="updates", durability="sync"
+            ):
                 for node, update in chunk.items():
                     if emit is not None and node != "__interrupt__":
                         emit(node, update or {})

@@ -41,10 +41,16 @@ class FakeCoder:
         seen = {p.params.get("block") for p in history.profiles}
         blocks = [b for b in range(1, 1000) if b not in seen][:n]
         return [
-            Candidate(source=f"# block {b}\n", backend="torch", params={"block": b},
-                      parent=None if b == 1 else Candidate(
-                          source=f"# block {b - 1}\n", backend="torch", params={"block": b - 1}
-                      ).id)
+            Candidate(
+                source=f"# block {b}\n",
+                backend="torch",
+                params={"block": b},
+                parent=None
+                if b == 1
+                else Candidate(
+                    source=f"# block {b - 1}\n", backend="torch", params={"block": b - 1}
+                ).id,
+            )
             for b in blocks
         ]
 
@@ -59,20 +65,35 @@ class FakeEvaluator:
         self.calls.append(candidate.id)
         speed = 1.0 + 0.25 * candidate.params["block"]
         timing = Timing(
-            reference_median_s=1e-3 * speed, reference_iqr_s=1e-5, candidate_median_s=1e-3,
-            candidate_iqr_s=1e-5, repeats=10, speedup=speed, speedup_low=speed * 0.95,
+            reference_median_s=1e-3 * speed,
+            reference_iqr_s=1e-5,
+            candidate_median_s=1e-3,
+            candidate_iqr_s=1e-5,
+            repeats=10,
+            speedup=speed,
+            speedup_low=speed * 0.95,
             speedup_high=speed * 1.05,
         )
-        return EvalResult(task_name=task.name, candidate_id=candidate.id, backend="torch",
-                          level=Level.CORRECT, timing=timing)
+        return EvalResult(
+            task_name=task.name,
+            candidate_id=candidate.id,
+            backend="torch",
+            level=Level.CORRECT,
+            timing=timing,
+        )
 
 
 def fake_team(evaluator: FakeEvaluator, planner: FakePlanner | None = None, batch_size: int = 2):
     @contextlib.contextmanager
     def factory(settings, store, run_id, llm=None):
         yield OptimizeContext(
-            settings=settings, store=store, planner=planner or FakePlanner(), coder=FakeCoder(),
-            profiler=RooflineProfiler(PEAKS), critic=RuleCritic(patience=2), evaluate=evaluator,
+            settings=settings,
+            store=store,
+            planner=planner or FakePlanner(),
+            coder=FakeCoder(),
+            profiler=RooflineProfiler(PEAKS),
+            critic=RuleCritic(patience=2),
+            evaluate=evaluator,
             batch_size=batch_size,
         )
 

@@ -85,8 +85,11 @@ def test_quit_keeps_the_thread_and_a_new_process_resumes_it(settings):
     session = new_session(settings, evaluator=first)
     session.advance(None)
     steps = []
-    pause = session.advance({"approve": True}, emit=lambda n, u: steps.append(n),
-                            quit_requested=lambda: "evaluate" in steps)
+    pause = session.advance(
+        {"approve": True},
+        emit=lambda n, u: steps.append(n),
+        quit_requested=lambda: "evaluate" in steps,
+    )
     assert pause.kind == "paused" and 1 <= len(first.calls) < 4
     second = FakeEvaluator()
     again = reopen(session, second)  # a new session object: a new checkpointer connection
