@@ -192,7 +192,7 @@ class Conversation:
             self.session.stop_event.set()
             say("stopping: the run ends after this round and offers its best kernel")
         elif command == "/status":
-            say(self.session.status())
+            say(self.session.status(running=self._running()))
         elif command == "/best":
             self._best()
         elif command == "/diff":
@@ -208,10 +208,11 @@ class Conversation:
         if self._running() or self.session.where().kind != "review":
             say("nothing to review right now")
             return
+        final = self.session.where().payload.get("kind") != "plan"
         say("approved" if approve else f"rejected: {reason or '(no reason given)'}")
         self._start({"approve": approve, "reason": reason})
-        if approve:
-            self.worker.join(timeout=2.0)  # a final approval finishes at once
+        if approve and final:
+            self.worker.join()  # a final approval only writes the kernel: wait, then end
 
     def _best(self) -> None:
         best = self.session.best()

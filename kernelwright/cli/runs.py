@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Annotated
@@ -74,10 +75,16 @@ def optimize(
 
 @app.command()
 def resume(run_id: str, store: StoreOpt = None, json_out: JsonOpt = False) -> None:
-    """Continue a run from its last checkpoint."""
-    from kernelwright.graphs.runner import resume_run
+    """Continue a run (or a campaign) from its last checkpoint."""
+    from kernelwright.graphs.runner import resume_run, store_root
+    from kernelwright.graphs.store import RunStore
 
     settings = _settings()
+    with contextlib.suppress(KernelwrightError):  # an unknown id fails below with its fix
+        if RunStore(store_root(settings, store)).meta(run_id).get("kind") == "campaign":
+            from kernelwright.cli.campaign import resume_campaign_command
+
+            return resume_campaign_command(run_id, store, json_out)
     _run(lambda obs: resume_run(run_id, settings, store=store, observer=obs), None, json_out)
 
 

@@ -192,13 +192,14 @@ class ChatSession:
         snapshot = self._snapshot()
         return dict(snapshot.values) if snapshot is not None else {}
 
-    def status(self) -> str:
+    def status(self, running: bool = False) -> str:
+        """Plain lines: position, evaluations, best, last decision (``running``: a worker runs)."""
         values = self.values()
         profiles = values.get("profiles") or []
         best = best_profile(profiles)
         decisions = values.get("decisions") or []
         lines = [
-            f"thread {self.run_id}: {self.where().kind}",
+            f"thread {self.run_id}: {'working' if running else self.where().kind}",
             f"evaluations {len(profiles)}/{values.get('budget', self.meta['budget'])}, "
             f"correct {sum(p.correct for p in profiles)}",
             f"best {best.speedup:.2f}x ({best.candidate_id})" if best else "best: none correct",

@@ -1,0 +1,118 @@
+"""`campaign`: many tasks overnight in one checkpointed run, and the morning report at the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kernelwright.cli._app import BackendOpt, JsonOpt, StoreOpt, _fail, _settings, app
+from kernelwright.cli.runs import LlmKeyEnv, LlmModel, LlmUrl, MaxCost, MaxTokens
+from kernelwright.errors import KernelwrightError
+
+
+@app.command()
+def campaign(
+    task_dir: Path,
+    hours: Annotated[float, typer.Option("--hours", help="wall-clock limit of the campaign")],
+    budget_per_task: Annotated[
+        int | None, typer.Option("--budget-per-task", help="evaluations per task at most")
+    ] = None,
+    slice_evals: Annotated[int, typer.Option("--slice", help="evaluations per bandit pull")] = 2,
+    max_tokens: MaxTokens = None,
+    max_cost: MaxCost = None,
+    backend: BackendOpt = None,
+    campaign_id: Annotated[str | None, typer.Option("--campaign-id")] = None,
+    store: StoreOpt = None,
+    json_out: JsonOpt = False,
+    llm_base_url: LlmUrl = None,
+    llm_model: LlmModel = None,
+    llm_api_key_env: LlmKeyEnv = None,
+) -> None:
+    """Optimise every task file of TASK_DIR; a bandit (sliding-window UCB on improvement per
+    evaluation) gives the evaluations to the tasks that improve. Resume with `kernelwright resume
+    CAMPAIGN_ID`."""
+    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.graphs.campaign_run import start_campaign
+    from kernelwright.graphs.runner import store_root
+
+    settings = _settings(backend=backend)
+    given = {"base_url": llm_base_url, "model": llm_model, "api_key_env": llm_api_key_env,
+             "max_tokens": max_tokens, "max_cost": max_cost}  # fmt: skip
+    try:
+        llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
+        root = store_root(settings, store)
+        summary = start_campaign(
+            task_dir, settings, root, hours=hours, budget_per_task=budget_per_task,
+            slice_evals=slice_evals, max_tokens=max_tokens, max_cost=max_cost,
+            campaign_id=campaign_id, llm=llm, observer=None if json_out else _progress,
+        )  # fmt: skip
+    except KernelwrightError as exc:
+        _fail(exc)
+    finish(summary, root, json_out)
+
+
+def resume_campaign_command(campaign_id: str, store: Path | None, json_out: bool) -> None:
+    """`kernelwright resume CAMPAIGN_ID` lands here for campaigns."""
+    from kernelwright.graphs.campaign_run import resume_campaign
+    from kernelwright.graphs.runner import store_root
+
+    settings = _settings()
+    root = store_root(settings, store)
+    try:
+        summary = resume_campaign(
+            campaign_id, settings, root, observer=None if json_out else _progress
+        )
+    except KernelwrightError as exc:
+        _fail(exc)
+    finish(summary, root, json_out)
+
+
+def _progress(event: str, data: dict[str, Any]) -> None:
+    if event == "slice":
+        print(f"[campaign] {Path(data['task']).stem}: up to {data['target']} evaluations",
+              flush=True)  # fmt: skip
+    elif event == "sliced":
+        best = f"{data['best_after']:.2f}x" if data["best_after"] else "no correct kernel"
+        print(f"[campaign] {Path(data['task']).stem}: {data['spent']} evaluations, best {best}, "
+              f"gain {data['gain']:.2f} doublings", flush=True)  # fmt: skip
+    elif event == "finished":
+        print(f"[campaign] finished: {data['stop_reason']}", flush=True)
+
+
+def finish(summary, root: Path, json_out: bool) -> None:
+    """Write the morning report and print the summary (plain text, or one JSON object)."""
+    from kernelwright.graphs.campaign_metrics import markdown_summary
+
+    html, md, note = write_morning_report(summary, root)
+    if json_out:
+        out = summary.model_dump(mode="json")
+        print(__import__("json").dumps({**out, "report_html": html, "report_md": md}))
+        return
+    print(markdown_summary(summary), flush=True)
+    print(f"morning report: {html or '(no HTML report)'} and {md}", flush=True)
+    if note:
+        print(note, flush=True)
+
+
+def write_morning_report(summary, root: Path) -> tuple[str | None, str, str | None]:
+    """The report helper's ``write_report`` when it is installed, else the Markdown summary.
+
+    Returns (html path or None, markdown path, a note when the fallback was used).
+    """
+    from kernelwright.graphs.campaign_metrics import markdown_summary
+    from kernelwright.graphs.store import RunStore
+
+    run_dir = RunStore(root).run_dir(summary.campaign_id)
+    html_path, md_path = run_dir / "report.html", run_dir / "report.md"
+    try:
+        from kernelwright.report.html import write_report
+    except ImportError:
+        md_path.write_text(markdown_summary(summary))
+        note = "note: kernelwright.report.html is not installed; wrote the Markdown summary only"
+        return None, str(md_path), note
+    write_report(root, summary.run_ids, html_path, md_path)
+    with md_path.open("a") as fh:
+        fh.write("\n" + markdown_summary(summary))
+    return str(html_path), str(md_path), None

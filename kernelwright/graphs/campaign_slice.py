@@ -1,0 +1,176 @@
+"""Run one slice of a campaign: drive one task's optimisation run up to a target budget.
+
+Each task of a campaign is an ordinary optimisation run (its own thread in the same checkpoint
+database, its own run directory), grown slice by slice: a slice raises the run's budget to
+``target`` and drives the optimize graph until its critic stops. The run's state keeps every
+profile, so the next slice continues where the last one ended.
+
+Idempotent, so a campaign killed in the middle of a slice loses nothing when it runs the slice
+again: a run with no checkpoint starts with budget ``target``; an unfinished run continues from
+its checkpoint (its budget was already raised: the input step is checkpointed first,
+``durability="sync"``); a finished run below ``target`` gets the new budget as input and runs
+on. Evaluations are cached by candidate hash, so none runs twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kernelwright.config import Settings
+from kernelwright.graphs.optimize import build_optimize_graph
+from kernelwright.graphs.runner import finish_report
+from kernelwright.graphs.store import RunStore, open_checkpointer
+from kernelwright.graphs.teams import offline_team
+from kernelwright.spec import Task
+from kernelwright.spec.plan import best_profile
+
+if TYPE_CHECKING:
+    from kernelwright.agents.llm import LLMSettings
+
+
+@dataclass(frozen=True)
+class SliceOutcome:
+    """Where a task's run stands after a slice."""
+
+    spent: int  # evaluations of the run so far
+    best: float | None  # best correct speedup so far
+    best_low: float | None
+    best_high: float | None
+    stopped_early: bool  # the critic stopped below the target (no ideas left, roofline reached)
+    tokens: int  # LLM tokens the run used so far
+    cost: float | None  # LLM cost so far, USD (None: a model without a price)
+
+
+class SliceRunner:
+    """Keeps up to ``max_open`` task teams (warm workers) open across slices.
+
+    Example:
+        >>> with SliceRunner(settings, RunStore(root)) as runner:  # doctest: +SKIP
+        ...     runner.run("campaign-x--l1_gelu", "tasks/l1_gelu.py", target=4, meta={})
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        runs: RunStore,
+        llm: LLMSettings | None = None,
+        context_factory=offline_team,
+        max_open: int = 3,
+    ) -> None:
+        self.settings = settings
+        self.runs = runs
+        self.llm = llm
+        self.context_factory = context_factory
+        self.max_open = max_open
+        self.saver = open_checkpointer(runs.root)
+        self._open: OrderedDict[str, tuple[contextlib.ExitStack, Any]] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return f"SliceRunner({self.runs!r}, open={list(self._open)})"
+
+    def __enter__(self) -> SliceRunner:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        while self._open:
+            _, (stack, _) = self._open.popitem(last=False)
+            stack.close()
+
+    def run(
+        self, run_id: str, task_path: str, target: int, meta: dict[str, Any], observer=None
+    ) -> SliceOutcome:
+        """Drive run ``run_id`` until its critic stops with budget ``target``.
+
+        A fresh context: the run's graph must not see the campaign graph's run context (it
+        would otherwise be taken for a subgraph of the campaign's thread).
+        """
+        return contextvars.Context().run(self._run, run_id, task_path, target, meta, observer)
+
+    def _run(self, run_id, task_path, target, meta, observer) -> SliceOutcome:
+        if run_id not in self.runs.run_ids():
+            task = Task.from_path(task_path)
+            self.runs.create_run(run_id, {**meta, "task": task.name, "task_path": str(task.path),
+                                          "backend": self.settings.backend, "budget": target,
+                                          "status": "created"})  # fmt: skip
+        graph = self._graph(run_id)
+        config = {
+            "configurable": {"thread_id": run_id},
+            "max_concurrency": self.settings.max_concurrent_evals,
+            "recursion_limit": 10_000,
+        }
+        snapshot = graph.get_state(config) if self.saver.get_tuple(config) else None
+        if snapshot is None:
+            self._stream(graph, self._initial(run_id, target), config, observer)
+        elif snapshot.next or snapshot.tasks:
+            self._stream(graph, None, config, observer)
+        values = graph.get_state(config).values
+        if values.get("budget", 0) < target:
+            self._stream(graph, {"budget": target}, config, observer)
+            values = graph.get_state(config).values
+        self.runs.update_meta(run_id, budget=target)
+        finish_report(self.runs, run_id, values, self.settings)
+        return self._outcome(run_id, values, target)
+
+    def _initial(self, run_id: str, target: int) -> dict[str, Any]:
+        meta = self.runs.meta(run_id)
+        return {
+            "run_id": run_id,
+            "task_path": meta["task_path"],
+            "backend": meta["backend"],
+            "budget": target,
+            "started": meta["started"],
+            "plan": None,
+        }
+
+    def _stream(self, graph, start, config, observer) -> None:
+        for chunk in graph.stream(start, config, stream_mode="updates", durability="sync"):
+            for node, update in chunk.items():
+                if observer is not None:
+                    observer(node, update or {})
+
+    def _graph(self, run_id: str):
+        if run_id in self._open:
+            self._open.move_to_end(run_id)
+            return self._open[run_id][1]
+        while len(self._open) >= self.max_open:
+            _, (stack, _) = self._open.popitem(last=False)
+            stack.close()
+        stack = contextlib.ExitStack()
+        llm = self.llm if self.llm is not None and self.llm.enabled else None
+        ctx = stack.enter_context(self.context_factory(self.settings, self.runs, run_id, llm=llm))
+        graph = build_optimize_graph(ctx, checkpointer=self.saver)
+        self._open[run_id] = (stack, graph)
+        return graph
+
+    def _outcome(self, run_id: str, values: dict[str, Any], target: int) -> SliceOutcome:
+        profiles = list(values.get("profiles") or [])
+        best = best_profile(profiles)
+        tokens, cost = run_usage(self.runs, run_id)
+        return SliceOutcome(
+            spent=len(profiles),
+            best=best.speedup if best else None,
+            best_low=best.speedup_low if best else None,
+            best_high=best.speedup_high if best else None,
+            stopped_early=len(profiles) < target,
+            tokens=tokens,
+            cost=cost,
+        )
+
+
+def run_usage(runs: RunStore, run_id: str) -> tuple[int, float | None]:
+    """(tokens, USD) the run's LLM agents used, from its persisted usage ledger (0 offline)."""
+    path = runs.run_dir(run_id) / "usage.json"
+    if not path.exists():
+        return 0, 0.0
+    agents = json.loads(path.read_text()).get("per_agent", {}).values()
+    tokens = sum(int(a.get("input_tokens", 0)) + int(a.get("output_tokens", 0)) for a in agents)
+    costs = [a.get("cost_usd", 0.0) for a in agents]
+    return tokens, None if None in costs else float(sum(costs))
