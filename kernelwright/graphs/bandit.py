@@ -5,8 +5,10 @@ is the improvement of the task's best speedup, in doublings, per evaluation:
 
     g = clip(log2(best_after / best_before), 0, n),       reward per evaluation = g / n  in [0, 1]
 
-where a task with no correct kernel yet counts as ``NO_KERNEL`` (a tenth of the reference's
-speed), so finding the first correct kernel is a large gain.
+where a task with no correct kernel yet stands at the reference itself (``best_before`` = 1.0:
+what the user has without kernelwright), so a first kernel gains only what it beats the
+reference by, and a slice that finds nothing correct gains nothing. After the first kernel, any
+improvement counts, also below 1.0x (0.3x -> 0.6x is one doubling).
 
 Improvement rates change over a campaign (a task improves quickly, then stalls), so the policy is
 the sliding-window UCB of Garivier & Moulines (2011, "On upper-confidence bound policies for
@@ -31,7 +33,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-NO_KERNEL = 0.1  # the speedup a task with no correct kernel counts as
+REFERENCE = 1.0  # where a task without a correct kernel stands
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,10 @@ class Pull:
 
 def slice_gain(best_before: float | None, best_after: float | None, evals: int) -> float:
     """Doublings of best speedup a slice gained, clipped to ``[0, evals]``."""
-    before = max(best_before or 0.0, NO_KERNEL)
-    after = max(best_after or 0.0, NO_KERNEL)
-    return min(max(math.log2(after / before), 0.0), float(max(evals, 0)))
+    if not best_after:
+        return 0.0
+    before = best_before or REFERENCE
+    return min(max(math.log2(best_after / before), 0.0), float(max(evals, 0)))
 
 
 class SlidingWindowUCB:
