@@ -67,19 +67,21 @@ def _open(resume: str | None, task: Path | None, settings, root: Path, llm):
         return session
     say("kernelwright chat: say what to make faster (e.g. 'make it faster, keep fp32 exact')")
     say(HELP)
-    request = _first_request(task, llm)
+    parser = _parser(llm)
+    request = _first_request(task, parser)
     if request is None:
         return None
     say("understood:")
     say(request.describe())
-    session = ChatSession.create(request, settings, root, llm=llm)
+    client = getattr(parser, "client", None)
+    usage = client.ledger.model_dump_json() if client is not None else None
+    session = ChatSession.create(request, settings, root, llm=llm, usage_json=usage)
     say(f"thread {session.run_id} (continue later: kernelwright chat --resume {session.run_id})")
     return session
 
 
-def _first_request(task: Path | None, llm):
+def _first_request(task: Path | None, parser):
     """Read messages until one names a task (or the task argument supplies it)."""
-    parser = _parser(llm)
     while True:
         text = read_message()
         if text is None or text.strip() in ("/quit", "/exit"):

@@ -91,8 +91,12 @@ class ChatSession:
         root: str | Path,
         llm: LLMSettings | None = None,
         context_factory=offline_team,
+        usage_json: str | None = None,
     ) -> ChatSession:
-        """A new thread for ``request`` (its task file written as revision 0 in the store)."""
+        """A new thread for ``request`` (its task file written as revision 0 in the store).
+
+        ``usage_json``: the LLM usage ledger of parsing the request, counted in the run's budget.
+        """
         base_source, name, spaces = _base_task(request)
         runs = RunStore(root)
         run_id = new_run_id(f"chat-{name}")
@@ -117,6 +121,8 @@ class ChatSession:
                 "llm": llm.model_dump(mode="json") if llm is not None and llm.enabled else None,
             },
         )
+        if usage_json is not None:
+            runs.write_text(run_id, "usage.json", usage_json)
         return cls(run_id, settings, root, llm=llm, context_factory=context_factory)
 
     def _initial_state(self) -> dict[str, Any]:

@@ -131,3 +131,20 @@ def test_a_request_without_task_and_a_non_chat_run_name_the_fix(settings):
     RunStore(settings.data_dir).create_run("plain", {"task": "t", "backend": "cpp"})
     with pytest.raises(ChatError, match="kernelwright resume plain"):
         ChatSession("plain", settings, settings.data_dir)
+
+
+def test_with_an_llm_every_reason_is_quoted_for_the_agents(settings):
+    from kernelwright.agents.llm import LLMSettings
+
+    request = OfflineRequestParser().parse(f"make {TASK} faster")
+    team = fake_team(FakeEvaluator())
+    llm = LLMSettings(model="any", base_url="http://127.0.0.1:9/v1")
+    session = ChatSession.create(
+        request, settings, settings.data_dir, llm=llm, context_factory=team, usage_json="{}"
+    )
+    assert (session.runs.run_dir(session.run_id) / "usage.json").read_text() == "{}"
+    session.advance(None)
+    session.advance({"approve": False, "reason": "fuse the two passes into one"})
+    text = Path(session.values()["task_path"]).read_text()
+    assert "# rejected because: fuse the two passes into one" in text
+    assert session.values()["revision"] == 1
