@@ -97,21 +97,21 @@ def finish(summary, root: Path, json_out: bool) -> None:
 
 
 def write_morning_report(summary, root: Path) -> tuple[str | None, str, str | None]:
-    """The report helper's ``write_report`` when it is installed, else the Markdown summary.
+    """The morning report: ``kernelwright.report.html.write_report`` over the campaign's task
+    runs (HTML + Markdown), with the campaign's own summary (KernelBench metrics beside ours)
+    appended to the Markdown.
 
-    Returns (html path or None, markdown path, a note when the fallback was used).
+    Returns (html path or None, markdown path, a note when no HTML was written).
     """
     from kernelwright.graphs.campaign_metrics import markdown_summary
     from kernelwright.graphs.store import RunStore
+    from kernelwright.report.html import write_report
 
     run_dir = RunStore(root).run_dir(summary.campaign_id)
     html_path, md_path = run_dir / "report.html", run_dir / "report.md"
-    try:
-        from kernelwright.report.html import write_report
-    except ImportError:
+    if not summary.run_ids:
         md_path.write_text(markdown_summary(summary))
-        note = "note: kernelwright.report.html is not installed; wrote the Markdown summary only"
-        return None, str(md_path), note
+        return None, str(md_path), "note: no task was evaluated; wrote the Markdown summary only"
     write_report(root, summary.run_ids, html_path, md_path)
     with md_path.open("a") as fh:
         fh.write("\n" + markdown_summary(summary))

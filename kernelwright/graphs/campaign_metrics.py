@@ -54,6 +54,7 @@ class CampaignSummary(BaseModel):
     campaign_id: str
     stop_reason: str | None
     evaluations: int
+    budget_per_task: int
     run_ids: list[str]
     rows: list[TaskRow]
     kernelbench: KernelBenchMetrics
@@ -93,6 +94,7 @@ def campaign_summary(state: dict[str, Any], runs: RunStore | None = None) -> Cam
         campaign_id=state["campaign_id"],
         stop_reason=state.get("stop_reason"),
         evaluations=evaluations,
+        budget_per_task=state["budget_per_task"],
         run_ids=[r.run_id for r in rows if r.slices],
         rows=rows,
         kernelbench=kernelbench,
@@ -152,7 +154,9 @@ def markdown_summary(summary: CampaignSummary) -> str:
             if r.correct
             else "no correct kernel"
         )
-        state = "exhausted" if r.exhausted else "open"
+        state = "out of ideas" if r.exhausted else "open"
+        if r.evaluations >= summary.budget_per_task:
+            state = "budget spent"
         share = ours.share.get(r.task, 0.0)
         used = f"{r.evaluations} ({share:.0%})"
         lines.append(f"| {r.task} | {speed} | {used} | {r.slices} | {state} |")
