@@ -77,11 +77,24 @@ def coalesce(addr_lists: list[tuple[int, ...]], widths: list[int]) -> list[list[
     Returns:
         Per instruction, ``[(line, sector_mask), ...]`` sorted by line.
     """
+    lines, masks, bounds = coalesce_flat(addr_lists, widths)
+    pairs = list(zip(lines.tolist(), masks.tolist(), strict=True))
+    b = bounds.tolist()
+    return [pairs[b[i]:b[i + 1]] for i in range(len(addr_lists))]
+
+
+def coalesce_flat(addr_lists: list[tuple[int, ...]], widths: list[int]
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`coalesce` as flat arrays: ``lines``, ``masks`` (int64) and ``bounds``.
+
+    Instruction ``i``'s lines are ``lines[bounds[i]:bounds[i + 1]]``, sorted.
+    """
     n = len(addr_lists)
     counts = np.fromiter(map(len, addr_lists), dtype=np.int64, count=n)
     total = int(counts.sum())
     if total == 0:
-        return [[] for _ in range(n)]
+        empty = np.zeros(0, np.int64)
+        return empty, empty, np.zeros(n + 1, np.int64)
     addrs = np.fromiter(chain.from_iterable(addr_lists), dtype=np.uint64, count=total)
     inst = np.repeat(np.arange(n, dtype=np.uint64), counts) << np.uint64(_INST_SHIFT)
     span = np.repeat(np.maximum(np.asarray(widths, dtype=np.uint64), 1), counts) - np.uint64(1)
@@ -96,13 +109,12 @@ def coalesce(addr_lists: list[tuple[int, ...]], widths: list[int]) -> list[list[
     line_keys = keys >> np.uint64(LINE_SHIFT - SECTOR_SHIFT)
     starts = np.flatnonzero(np.r_[True, line_keys[1:] != line_keys[:-1]])
     bits = np.left_shift(np.uint64(1), keys & np.uint64(3))
-    masks = np.bitwise_or.reduceat(bits, starts).tolist()
+    masks = np.bitwise_or.reduceat(bits, starts).astype(np.int64)
     heads = line_keys[starts]
     owners = (heads >> np.uint64(_INST_SHIFT - 2)).astype(np.int64)
-    lines = (heads & np.uint64((1 << (_INST_SHIFT - 2)) - 1)).tolist()
-    bounds = np.searchsorted(owners, np.arange(n + 1)).tolist()
-    pairs = list(zip(lines, masks, strict=True))
-    return [pairs[bounds[i]:bounds[i + 1]] for i in range(n)]
+    lines = (heads & np.uint64((1 << (_INST_SHIFT - 2)) - 1)).astype(np.int64)
+    bounds = np.searchsorted(owners, np.arange(n + 1)).astype(np.int64)
+    return lines, masks, bounds
 
 
 def shared_wavefronts(addr_lists: list[tuple[int, ...]], widths: list[int]) -> list[int]:

@@ -19,6 +19,9 @@ It replays a kernel trace (from the PTX emulator or a real Accel-Sim trace) on a
 
 Every number it produces is "versus the reference model", not a measurement.
 
+Two engines run these rules with identical results: ``"reference"`` (plain Python, the
+specification) and ``"compiled"`` (numba; used by ``engine="auto"`` when numba is installed).
+
 Example:
     >>> timings = simulate_trace_dir("traces/3mm", "rtx2080ti")  # doctest: +SKIP
     >>> [t.cycles for t in timings]  # doctest: +SKIP
@@ -34,16 +37,20 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from kernelwright.tools.gpusim import _timing_compiled
 from kernelwright.tools.gpusim._memsys import SectorCache
-from kernelwright.tools.gpusim._timing_core import Engine
+from kernelwright.tools.gpusim._timing_compiled import ArrayCache, CompiledEngine
+from kernelwright.tools.gpusim._timing_reference import ReferenceEngine
 from kernelwright.tools.gpusim.gpus import GPUConfig, gpu_by_name
 from kernelwright.tools.gpusim.records import KernelInfo, KernelTrace, WarpStream
 from kernelwright.tools.gpusim.traces import SAMPLED_CTAS_KEY, iter_kernels
 
 __all__ = [
+    "ENGINES",
     "KernelTiming",
     "L2State",
     "Occupancy",
+    "engine_kind",
     "occupancy",
     "simulate_kernel",
     "simulate_kernels",
@@ -140,6 +147,21 @@ def _group_ctas(warps: Iterator[WarpStream]) -> Iterator[list[WarpStream]]:
         yield group
 
 
+ENGINES = ("auto", "compiled", "reference")
+
+
+def engine_kind(engine: str) -> str:
+    """Resolve ``"auto"`` to ``"compiled"`` (numba installed) or ``"reference"``."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown timing engine {engine!r}; choose from {list(ENGINES)}")
+    if engine == "auto":
+        return "compiled" if _timing_compiled.available() else "reference"
+    if engine == "compiled" and not _timing_compiled.available():
+        raise ValueError("engine='compiled' needs numba; install it (pip install numba) or "
+                         "use engine='reference'")
+    return engine
+
+
 class L2State:
     """The L2 contents one launch leaves to the next (what ``warm_l2`` carries).
 
@@ -151,25 +173,33 @@ class L2State:
 
     def __init__(self, gpu: GPUConfig | str) -> None:
         self.gpu = gpu_by_name(gpu)
-        g = self.gpu
-        self.cache = SectorCache(g.l2_bytes, g.l2_assoc, g.line_bytes)
+        self.kind: str | None = None
+        self.cache: SectorCache | ArrayCache | None = None
 
     def __repr__(self) -> str:
-        lines = sum(len(s) for s in self.cache.sets.values())
-        return f"L2State({self.gpu.name!r}, lines={lines})"
+        return f"L2State({self.gpu.name!r}, engine={self.kind!r})"
 
-    def check(self, gpu: GPUConfig) -> SectorCache:
-        """The cache, if ``gpu`` has the same L2 geometry (else ValueError)."""
+    def check(self, gpu: GPUConfig, kind: str) -> SectorCache | ArrayCache:
+        """The cache for engine ``kind``, if ``gpu`` has the same L2 geometry (else ValueError)."""
         mine = (self.gpu.l2_bytes, self.gpu.l2_assoc, self.gpu.line_bytes)
         if (gpu.l2_bytes, gpu.l2_assoc, gpu.line_bytes) != mine:
             raise ValueError(f"this L2State was made for {self.gpu.name}'s L2; make a new "
                              f"L2State({gpu.name!r}) to simulate on {gpu.name}")
+        if self.kind is not None and kind != self.kind:
+            raise ValueError(f"this L2State holds the {self.kind} engine's L2; simulate every "
+                             "launch that shares it with one engine")
+        if self.cache is None:
+            g = self.gpu
+            self.kind = kind
+            self.cache = (ArrayCache(1, g.l2_bytes, g.l2_assoc, g.line_bytes)
+                          if kind == "compiled" else
+                          SectorCache(g.l2_bytes, g.l2_assoc, g.line_bytes))
         return self.cache
 
 
 def simulate_kernel(
     kernel: KernelTrace, gpu: GPUConfig | str, policy: str = "gto", *,
-    l2: L2State | None = None,
+    l2: L2State | None = None, engine: str = "auto",
 ) -> KernelTiming:
     """Replay one kernel trace on ``gpu`` (caches start cold unless ``l2`` is given).
 
@@ -178,28 +208,31 @@ def simulate_kernel(
         gpu: a configuration or a name for :func:`gpu_by_name`.
         policy: warp scheduling, ``"gto"`` (greedy-then-oldest) or ``"lrr"`` (round robin).
         l2: L2 contents to start from; the kernel leaves its own in it for the next launch.
+        engine: ``"auto"``, ``"compiled"`` (numba) or ``"reference"`` (plain Python); both
+            give the same results.
 
     Raises:
-        ValueError: unknown GPU name or policy, or an ``l2`` made for another L2 size.
+        ValueError: unknown GPU name, policy or engine, or an ``l2`` made for another L2.
     """
     if policy not in ("gto", "lrr"):
         raise ValueError(f"unknown scheduling policy {policy!r}; choose 'gto' or 'lrr'")
+    kind = engine_kind(engine)
     cfg = gpu_by_name(gpu)
     info = kernel.info
     occ = occupancy(info, cfg)
     start = time.perf_counter()
-    engine = Engine(cfg, occ.ctas_per_sm, _group_ctas(kernel.warps()), policy,
-                    shared_per_sm=occ.ctas_per_sm * info.shmem,
-                    l2=l2.check(cfg) if l2 is not None else None)
-    simulated = math.ceil(engine.run())
-    written_back = engine.write_back()
+    cls = CompiledEngine if kind == "compiled" else ReferenceEngine
+    eng = cls(cfg, occ.ctas_per_sm, _group_ctas(kernel.warps()), policy,
+              shared_per_sm=occ.ctas_per_sm * info.shmem,
+              l2=l2.check(cfg, kind) if l2 is not None else None)  # type: ignore[arg-type]
+    simulated = math.ceil(eng.run())
+    written_back = eng.write_back()
     elapsed = time.perf_counter() - start
-    return _timing(info, cfg, occ, engine, simulated, elapsed, written_back)
+    return _timing(info, cfg, occ, eng.c, simulated, elapsed, written_back)
 
 
-def _timing(info: KernelInfo, gpu: GPUConfig, occ: Occupancy, engine: Engine, simulated: int,
-            elapsed: float, written_back: int) -> KernelTiming:
-    c = engine.c
+def _timing(info: KernelInfo, gpu: GPUConfig, occ: Occupancy, c: dict[str, float],
+            simulated: int, elapsed: float, written_back: int) -> KernelTiming:
     grid_ctas = math.prod(info.grid)
     ctas = int(c["ctas"])
     cycles = _extrapolate(info, simulated, ctas, occ.ctas_per_sm * gpu.num_sms)
@@ -243,17 +276,17 @@ def _rate(hit: float, miss: float) -> float | None:
 
 def simulate_kernels(
     kernels: Iterable[KernelTrace], gpu: GPUConfig | str = "rtx2080ti", policy: str = "gto", *,
-    warm_l2: bool = False,
+    warm_l2: bool = False, engine: str = "auto",
 ) -> list[KernelTiming]:
     """Simulate kernels in launch order; ``warm_l2`` keeps the L2 from one to the next."""
     cfg = gpu_by_name(gpu)
     l2 = L2State(cfg) if warm_l2 else None
-    return [simulate_kernel(k, cfg, policy, l2=l2) for k in kernels]
+    return [simulate_kernel(k, cfg, policy, l2=l2, engine=engine) for k in kernels]
 
 
 def simulate_trace_dir(
     path: str | Path, gpu_name: GPUConfig | str = "rtx2080ti", policy: str = "gto", *,
-    warm_l2: bool = False,
+    warm_l2: bool = False, engine: str = "auto",
 ) -> list[KernelTiming]:
     """Simulate every kernel of a trace folder (or one kernel file) in launch order.
 
@@ -262,9 +295,11 @@ def simulate_trace_dir(
         gpu_name: a configuration or a name for :func:`gpu_by_name`.
         policy: ``"gto"`` or ``"lrr"``.
         warm_l2: keep the L2 contents across launches (default: every launch starts cold).
+        engine: ``"auto"``, ``"compiled"`` or ``"reference"`` (see :func:`simulate_kernel`).
 
     Raises:
         ValueError: unknown GPU name (the message lists the choices).
         TraceFormatError: the folder or a file is not an Accel-Sim trace.
     """
-    return simulate_kernels(iter_kernels(path), gpu_name, policy, warm_l2=warm_l2)
+    return simulate_kernels(iter_kernels(path), gpu_name, policy, warm_l2=warm_l2,
+                            engine=engine)

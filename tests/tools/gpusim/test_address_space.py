@@ -55,7 +55,7 @@ def test_l2_state_refuses_another_l2_geometry():
     kernels = list(simulate_kernels([], gpu, warm_l2=True))
     assert kernels == []
     with pytest.raises(ValueError, match="new L2State"):
-        L2State(gpu).check(other)
+        L2State(gpu).check(other, "reference")
 
 
 def _ldg_stg_addresses(kernel) -> tuple[set[int], set[int]]:

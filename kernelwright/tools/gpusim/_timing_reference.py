@@ -1,4 +1,8 @@
-"""The event loop of the reference timing model.
+"""The event loop of the reference timing model, in plain Python (the specification).
+
+:mod:`._timing_compiled` runs the same rules compiled with numba and must give identical
+results; this one stays as the reference the tests and ``benchmarks/gpusim.py`` compare it to,
+and as the fallback where numba is not installed.
 
 Warps wait in one global heap keyed by ``(cycle, priority)``; popping a warp tries to issue its
 next instruction at that cycle. It issues only if its scoreboard (source and destination
@@ -59,7 +63,7 @@ def _ready(w: _Warp, t: float) -> float:
     return max(ready, w.async_done) if cls == _ASYNC_WAIT else ready
 
 
-class Engine:
+class ReferenceEngine:
     """Simulates one kernel; ``run()`` returns its cycle count, counters stay on the object."""
 
     def __init__(self, gpu: GPUConfig, ctas_per_sm: int, ctas: Iterator[list[WarpStream]],

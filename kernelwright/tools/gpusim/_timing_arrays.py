@@ -1,0 +1,205 @@
+"""Decode a kernel trace into flat arrays for the compiled timing engine.
+
+The same rules as :class:`._timing_decode.Decoder` (which feeds the reference engine), laid out
+for numba instead of as Python tuples:
+
+* a signature table - one row per distinct ``(opcode, sources, destinations)`` (and one per
+  predicated-off ``(opcode, sources)``): class, latency, unit, issue interval, register ids
+  (``-1`` padded);
+* per kept warp-instruction: its signature id and two memory fields ``ma``/``mb`` - for
+  global-like classes the range ``lines[ma:mb]`` of its coalesced ``(line, sector mask)``
+  accesses; for shared memory (wavefronts, conflict-free wavefronts); for constant loads and
+  shuffles the number of distinct addresses;
+* per warp with instructions: its range of instructions; per thread block (empty ones too, so
+  the block count matches): its first warp and warp count.
+
+Thread blocks are decoded ``_BATCH`` at a time so coalescing runs as one numpy call; memory is
+about 16 bytes per warp-instruction plus 16 per coalesced line (the trace text is not kept).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain, islice
+
+import numpy as np
+
+from kernelwright.tools.gpusim._memsys import coalesce_flat, shared_wavefronts
+from kernelwright.tools.gpusim._opclass import OpClass
+from kernelwright.tools.gpusim._timing_decode import Decoder
+from kernelwright.tools.gpusim.gpus import GPUConfig
+from kernelwright.tools.gpusim.records import TraceInstruction, WarpStream
+
+_BATCH = 128
+_EXIT = int(OpClass.EXIT)
+_LINE = np.array(sorted(int(c) for c in (
+    OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL, OpClass.ST_LOCAL,
+    OpClass.ATOM_GLOBAL, OpClass.ASYNC_COPY)))
+_BANK = np.array(sorted(int(c) for c in (
+    OpClass.LD_SHARED, OpClass.ST_SHARED, OpClass.ATOM_SHARED)))
+_COUNT = np.array(sorted(int(c) for c in (OpClass.LD_CONST, OpClass.SHUFFLE)))
+
+
+@dataclass
+class KernelArrays:
+    """One kernel, decoded (see the module docstring)."""
+
+    s_cls: np.ndarray
+    s_lat: np.ndarray
+    s_unit: np.ndarray
+    s_interval: np.ndarray
+    s_src: np.ndarray  # (signatures, max sources), -1 padded
+    s_dst: np.ndarray
+    sig: np.ndarray
+    ma: np.ndarray
+    mb: np.ndarray
+    lines: np.ndarray
+    masks: np.ndarray
+    w_start: np.ndarray
+    w_end: np.ndarray
+    c_w0: np.ndarray
+    c_nw: np.ndarray
+    n_regs: int
+    thread_insts: int
+
+    @property
+    def max_warps_per_cta(self) -> int:
+        return int(self.c_nw.max(initial=0))
+
+
+class _Table(dict):
+    """Signature key -> id, creating rows on first sight."""
+
+    def __init__(self, make) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key):
+        value = self[key] = self.make(key)
+        return value
+
+
+class ArrayDecoder:
+    """Turns thread blocks of ``WarpStream`` into :class:`KernelArrays` for one kernel."""
+
+    def __init__(self, gpu: GPUConfig) -> None:
+        self.decoder = Decoder(gpu)
+        self.regs: _Table = _Table(lambda name: len(self.regs))
+        self.rows: list[tuple[int, int, int, int, tuple[int, ...], tuple[int, ...]]] = []
+        self.on = _Table(self._new_on)
+        self.off = _Table(self._new_off)
+
+    def _row(self, decoded: tuple) -> int:
+        cls, lat, unit, interval, srcs, dests, _ = decoded
+        regs = self.regs
+        self.rows.append((cls, lat, unit, interval, tuple(regs[r] for r in srcs),
+                          tuple(regs[r] for r in dests)))
+        return len(self.rows) - 1
+
+    def _new_on(self, key: tuple[str, tuple[str, ...], tuple[str, ...]]) -> int:
+        opcode, srcs, dests = key
+        return self._row(self.decoder.base(TraceInstruction(0, 1, opcode, dests, srcs)))
+
+    def _new_off(self, key: tuple[str, tuple[str, ...]]) -> int:
+        opcode, srcs = key
+        return self._row(self.decoder.predicated_off(TraceInstruction(0, 0, opcode, (), srcs)))
+
+    def decode(self, ctas: Iterator[list[WarpStream]]) -> KernelArrays:
+        """Decode every thread block of a kernel."""
+        parts: list[tuple[np.ndarray, ...]] = []
+        c_nw: list[int] = []
+        lines: list[np.ndarray] = []
+        n_lines = threads = 0
+        while batch := list(islice(ctas, _BATCH)):
+            sig, ma, mb, warp_len, ln, ms, t = self._batch(batch, n_lines)
+            threads += t
+            lines.append(np.stack([ln, ms]))
+            n_lines += len(ln)
+            parts.append((sig, ma, mb, warp_len))
+            pos = 0
+            for cta in batch:
+                c_nw.append(int(np.count_nonzero(warp_len[pos:pos + len(cta)])))
+                pos += len(cta)
+        return self._assemble(parts, lines, c_nw, threads)
+
+    def _batch(self, batch: list[list[WarpStream]], line_base: int):
+        on, off = self.on, self.off
+        insts = [w.instructions for cta in batch for w in cta]
+        lengths = np.fromiter(map(len, insts), np.int64, len(insts))
+        flat = list(chain.from_iterable(insts))
+        sig = np.fromiter([on[(i.opcode, i.srcs, i.dests)] if i.mask else off[(i.opcode, i.srcs)]
+                           for i in flat], np.int64, len(flat))
+        cls = np.array([r[0] for r in self.rows], np.int64)[sig]
+        masks = np.fromiter([i.mask for i in flat], np.int64, len(flat))
+        keep = _kept(cls, masks, lengths)
+        threads = int(np.bitwise_count(masks[keep]).sum())
+        ma = np.zeros(len(flat), np.int64)
+        mb = np.zeros(len(flat), np.int64)
+        jobs = np.flatnonzero(keep & np.isin(cls, _LINE))
+        ln, ms, bounds = coalesce_flat([flat[k].addresses for k in jobs],
+                                       [flat[k].mem_width for k in jobs])
+        ma[jobs], mb[jobs] = line_base + bounds[:-1], line_base + bounds[1:]
+        jobs = np.flatnonzero(keep & np.isin(cls, _BANK))
+        if len(jobs):
+            addrs, widths = [flat[k].addresses for k in jobs], [flat[k].mem_width for k in jobs]
+            ma[jobs] = shared_wavefronts(addrs, widths)
+            mb[jobs] = [max(1, -(-len(a) * max(w, 4) // 128)) for a, w in
+                        zip(addrs, widths, strict=True)]
+        jobs = np.flatnonzero(keep & np.isin(cls, _COUNT))
+        ma[jobs] = [max(1, len(set(flat[k].addresses))) for k in jobs]
+        warp_of = np.repeat(np.arange(len(insts)), lengths)
+        kept_len = np.bincount(warp_of[keep], minlength=len(insts))
+        return sig[keep], ma[keep], mb[keep], kept_len, ln, ms, threads
+
+    def _assemble(self, parts, lines, c_nw, threads) -> KernelArrays:
+        rows = self.rows or [(0, 1, 0, 1, (), ())]
+        ks = max(1, max(len(r[4]) for r in rows))
+        kd = max(1, max(len(r[5]) for r in rows))
+        s_src = np.full((len(rows), ks), -1, np.int64)
+        s_dst = np.full((len(rows), kd), -1, np.int64)
+        for k, r in enumerate(rows):
+            s_src[k, :len(r[4])] = r[4]
+            s_dst[k, :len(r[5])] = r[5]
+        cat = (lambda i: np.concatenate([p[i] for p in parts]) if parts
+               else np.zeros(0, np.int64))
+        warp_len = cat(3)
+        busy = warp_len[warp_len > 0]
+        ends = np.cumsum(busy)
+        nw = np.asarray(c_nw, np.int64)
+        ln = np.concatenate(lines, axis=1) if lines else np.zeros((2, 0), np.int64)
+        return KernelArrays(
+            s_cls=np.array([r[0] for r in rows], np.int64),
+            s_lat=np.array([r[1] for r in rows], np.int64),
+            s_unit=np.array([r[2] for r in rows], np.int64),
+            s_interval=np.array([r[3] for r in rows], np.int64),
+            s_src=s_src, s_dst=s_dst, sig=cat(0), ma=cat(1), mb=cat(2),
+            lines=np.ascontiguousarray(ln[0]), masks=np.ascontiguousarray(ln[1]),
+            w_start=ends - busy, w_end=ends,
+            c_w0=np.cumsum(nw) - nw, c_nw=nw, n_regs=max(1, len(self.regs)),
+            thread_insts=threads,
+        )
+
+
+def _kept(cls: np.ndarray, masks: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Which instructions stay: a warp's stream is cut after the EXIT retiring its last lane.
+
+    Only warps with an EXIT before their last instruction need the lane-by-lane walk.
+    """
+    keep = np.ones(len(cls), bool)
+    ends = np.cumsum(lengths)
+    exits = np.flatnonzero(cls == _EXIT)
+    early = exits[~np.isin(exits, ends - 1)]
+    for w in np.unique(np.searchsorted(ends, early, "right")):
+        start = int(ends[w] - lengths[w])
+        m = masks[start:ends[w]].tolist()
+        lanes = 0
+        for x in m:
+            lanes |= x
+        retired = 0
+        for k in np.flatnonzero(cls[start:ends[w]] == _EXIT).tolist():
+            retired |= m[k]
+            if retired & lanes == lanes:
+                keep[start + k + 1:ends[w]] = False
+                break
+    return keep
