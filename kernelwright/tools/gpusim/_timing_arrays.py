@@ -133,7 +133,7 @@ class ArrayDecoder:
         cls = np.array([r[0] for r in self.rows], np.int64)[sig]
         masks = np.fromiter([i.mask for i in flat], np.int64, len(flat))
         keep = _kept(cls, masks, lengths)
-        threads = int(np.bitwise_count(masks[keep]).sum())
+        threads = int(popcount(masks[keep]).sum())
         ma = np.zeros(len(flat), np.int64)
         mb = np.zeros(len(flat), np.int64)
         jobs = np.flatnonzero(keep & np.isin(cls, _LINE))
@@ -161,8 +161,9 @@ class ArrayDecoder:
         for k, r in enumerate(rows):
             s_src[k, :len(r[4])] = r[4]
             s_dst[k, :len(r[5])] = r[5]
-        cat = (lambda i: np.concatenate([p[i] for p in parts]) if parts
-               else np.zeros(0, np.int64))
+        def cat(i: int) -> np.ndarray:
+            return np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64)
+
         warp_len = cat(3)
         busy = warp_len[warp_len > 0]
         ends = np.cumsum(busy)
@@ -179,6 +180,18 @@ class ArrayDecoder:
             c_w0=np.cumsum(nw) - nw, c_nw=nw, n_regs=max(1, len(self.regs)),
             thread_insts=threads,
         )
+
+
+def popcount(a: np.ndarray) -> np.ndarray:
+    """Set bits per element of a non-negative int64 array (``np.bitwise_count`` on numpy 2)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(a)
+    a = a.astype(np.uint64)
+    out = np.zeros(a.shape, np.int64)
+    while a.any():
+        out += (a & np.uint64(1)).astype(np.int64)
+        a = a >> np.uint64(1)
+    return out
 
 
 def _kept(cls: np.ndarray, masks: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from kernelwright.tools.gpusim._timing_arrays import ArrayDecoder
+from kernelwright.tools.gpusim._timing_arrays import ArrayDecoder, popcount
 from kernelwright.tools.gpusim.gpus import GPUConfig
 from kernelwright.tools.gpusim.records import WarpStream
 
@@ -43,7 +43,7 @@ class ArrayCache:
 
     def clean(self) -> int:
         """Mark every sector clean (written back); returns how many were dirty."""
-        dirty = int(np.bitwise_count(self.state >> 4).sum())
+        dirty = int(popcount(self.state >> 4).sum())
         self.state &= 0xF
         return dirty
 
