@@ -1,9 +1,16 @@
 """GPU-simulation speed: timing model, trace size, trace reader (and the emulator, if present).
 
-Prints one table:
+Prints two tables.
 
-* timing model speed in warp-instructions per second, on synthetic kernels that stress the
-  scheduler (ALU chains), coalesced and strided global memory, and shared memory;
+Before/after: the timing model's speed in warp-instructions per second with the reference
+engine (plain Python, the model before it was compiled) and the compiled engine (numba), side by
+side with their ratio and a check that both give the same cycles - on synthetic kernels that
+stress the scheduler (ALU chains), coalesced and strided global memory and shared memory, and on
+emulator-written traces of workloads (needs nvcc). The compiled engine is warmed up first (its
+one-time compilation, or loading it from numba's cache, is printed separately).
+
+Then one table of:
+
 * trace bytes per warp-instruction of what ``TraceDirWriter`` writes (plain and ``.xz``);
 * reader throughput (warp-instructions and MB per second), plain and ``.xz``;
 * the same on emulator-written traces of three workloads (needs nvcc);
@@ -13,7 +20,7 @@ Prints one table:
 Speeds are per CPU-second (``time.process_time``), best of ``--repeats`` runs: the machine is
 shared, and CPU time with best-of is the least noisy estimate.
 
-    python benchmarks/gpusim.py [--repeats 3] [--ctas 272]
+    python benchmarks/gpusim.py [--repeats 3] [--ctas 272] [--workloads mm3,gaussian,bfs]
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from kernelwright.tools.gpusim._synthetic import (
 )
 from kernelwright.tools.gpusim.gpus import GPUConfig, gpu_by_name
 from kernelwright.tools.gpusim.records import TraceInstruction
-from kernelwright.tools.gpusim.timing import simulate_kernel, simulate_trace_dir
+from kernelwright.tools.gpusim.timing import engine_kind, simulate_kernel, simulate_trace_dir
 from kernelwright.tools.gpusim.traces import InMemoryKernel, TraceDirWriter, iter_kernels
 
 Row = tuple[str, float, str]
@@ -89,7 +96,7 @@ def _best(fn: Callable[[], float], repeats: int) -> float:
 
 
 def model_rows(ks: dict[str, InMemoryKernel], repeats: int) -> list[Row]:
-    """Timing-model speed per synthetic kernel."""
+    """Timing-model speed per synthetic kernel (the default engine)."""
     gpu = gpu_by_name("rtx2080ti")
     rows = []
     for name, k in ks.items():
@@ -98,10 +105,65 @@ def model_rows(ks: dict[str, InMemoryKernel], repeats: int) -> list[Row]:
     return rows
 
 
-def _model_speed(kernel: InMemoryKernel, gpu: GPUConfig) -> float:
+def _model_speed(kernel: InMemoryKernel, gpu: GPUConfig, engine: str = "auto") -> float:
     start = time.process_time()
-    timing = simulate_kernel(kernel, gpu)
+    timing = simulate_kernel(kernel, gpu, engine=engine)
     return timing.warp_instructions / (time.process_time() - start)
+
+
+def _engine_run(kernels: list, gpu: GPUConfig, engine: str) -> tuple[float, list[int]]:
+    """Warp-instructions per CPU-second over ``kernels``, and their cycles."""
+    start = time.process_time()
+    timings = [simulate_kernel(k, gpu, engine=engine) for k in kernels]
+    seconds = time.process_time() - start
+    return sum(t.warp_instructions for t in timings) / seconds, [t.cycles for t in timings]
+
+
+def before_after(groups: dict[str, list], repeats: int) -> list[tuple[str, float, float, bool]]:
+    """Per group of kernels: reference speed, compiled speed, same cycles."""
+    gpu = gpu_by_name("rtx2080ti")
+    out = []
+    for name, kernels in groups.items():
+        ref = [_engine_run(kernels, gpu, "reference") for _ in range(repeats)]
+        fast = [_engine_run(kernels, gpu, "compiled") for _ in range(repeats)]
+        same = all(r[1] == ref[0][1] for r in ref + fast)
+        out.append((name, max(r[0] for r in ref), max(f[0] for f in fast), same))
+    return out
+
+
+def workload_kernels(names: tuple[str, ...]) -> dict[str, list]:
+    """Emulator-written traces of workloads, held in memory (empty without nvcc)."""
+    if shutil.which("nvcc") is None:
+        return {}
+    from kernelwright.tools.gpusim.traces import MemoryTraceSink
+    from kernelwright.tools.gpusim.workloads import get_workload
+
+    out = {}
+    for name in names:
+        sink = MemoryTraceSink()
+        get_workload(name).run(sink=sink)
+        out[f"workload {name} ({len(sink.kernels)} kernels)"] = sink.kernels
+    return out
+
+
+def print_before_after(ks: dict[str, InMemoryKernel], workloads: tuple[str, ...],
+                       repeats: int) -> None:
+    if engine_kind("auto") != "compiled":
+        print("compiled engine: numba is not installed (pip install numba); before/after skipped")
+        return
+    start = time.perf_counter()
+    simulate_kernel(next(iter(ks.values())), "rtx2080ti", engine="compiled")
+    print(f"compiled engine warm-up (compile or load numba's cache, and one kernel): "
+          f"{time.perf_counter() - start:.1f} s wall")
+    groups = {name: [k] for name, k in ks.items()} | workload_kernels(workloads)
+    rows = before_after(groups, repeats)
+    width = max(len(r[0]) for r in rows)
+    print(f"{'timing model, warp-inst/s'.ljust(width)}  {'reference':>12}  {'compiled':>12}"
+          f"  {'ratio':>7}  same cycles")
+    for name, ref, fast, same in rows:
+        print(f"{name.ljust(width)}  {ref:>12,.0f}  {fast:>12,.0f}  {fast / ref:>6.1f}x"
+              f"  {'yes' if same else 'NO'}")
+    print()
 
 
 def trace_rows(ks: dict[str, InMemoryKernel], repeats: int) -> list[Row]:
@@ -177,10 +239,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--ctas", type=int, default=272, help="CTAs per synthetic kernel")
+    parser.add_argument("--workloads", default="mm3,gaussian,bfs",
+                        help="comma-separated workloads for the before/after table ('' = none)")
     args = parser.parse_args()
     ks = kernels(args.ctas)
     total = sum(len(w.instructions) for k in ks.values() for w in k.streams)
     print(f"{len(ks)} synthetic kernels, {total} warp-instructions, best of {args.repeats}")
+    print_before_after(ks, tuple(w for w in args.workloads.split(",") if w), args.repeats)
     rows = model_rows(ks, args.repeats) + trace_rows(ks, args.repeats)
     rows += workload_rows() + emulator_rows()
     width = max(len(r[0]) for r in rows)

@@ -95,7 +95,7 @@ def coalesce_flat(addr_lists: list[tuple[int, ...]], widths: list[int]
     if total == 0:
         empty = np.zeros(0, np.int64)
         return empty, empty, np.zeros(n + 1, np.int64)
-    addrs = np.fromiter(chain.from_iterable(addr_lists), dtype=np.uint64, count=total)
+    addrs = _addresses(addr_lists, total)
     inst = np.repeat(np.arange(n, dtype=np.uint64), counts) << np.uint64(_INST_SHIFT)
     span = np.repeat(np.maximum(np.asarray(widths, dtype=np.uint64), 1), counts) - np.uint64(1)
     first = addrs >> np.uint64(SECTOR_SHIFT)
@@ -105,7 +105,7 @@ def coalesce_flat(addr_lists: list[tuple[int, ...]], widths: list[int]
     for k in range(1, int(extra.max()) + 1):  # accesses that straddle sectors (rare)
         sel = extra >= k
         parts.append(inst[sel] | ((first[sel] + np.uint64(k)) & _SECTOR_MASK))
-    keys = _sorted_unique(np.concatenate(parts) if len(parts) > 1 else parts[0])
+    keys = _sorted_unique(_drop_repeats(np.concatenate(parts) if len(parts) > 1 else parts[0]))
     line_keys = keys >> np.uint64(LINE_SHIFT - SECTOR_SHIFT)
     starts = np.flatnonzero(np.r_[True, line_keys[1:] != line_keys[:-1]])
     bits = np.left_shift(np.uint64(1), keys & np.uint64(3))
@@ -129,7 +129,7 @@ def shared_wavefronts(addr_lists: list[tuple[int, ...]], widths: list[int]) -> l
     total = int(counts.sum())
     if total == 0:
         return [1] * n
-    addrs = np.fromiter(chain.from_iterable(addr_lists), dtype=np.uint64, count=total)
+    addrs = _addresses(addr_lists, total)
     inst = np.repeat(np.arange(n, dtype=np.uint64), counts) << np.uint64(_WORD_SHIFT)
     nwords = np.repeat(np.maximum(np.asarray(widths, dtype=np.int64) // 4, 1), counts)
     words = addrs >> np.uint64(2)
@@ -137,15 +137,29 @@ def shared_wavefronts(addr_lists: list[tuple[int, ...]], widths: list[int]) -> l
     for k in range(1, int(nwords.max())):
         sel = nwords > k
         parts.append(inst[sel] | ((words[sel] + np.uint64(k)) & _WORD_MASK))
-    keys = _sorted_unique(np.concatenate(parts) if len(parts) > 1 else parts[0])
+    keys = _sorted_unique(_drop_repeats(np.concatenate(parts) if len(parts) > 1 else parts[0]))
     owner = (keys >> np.uint64(_WORD_SHIFT)).astype(np.int64)
     bank_keys = owner * NUM_BANKS + (keys & np.uint64(NUM_BANKS - 1)).astype(np.int64)
     bank_keys.sort()
     starts = np.flatnonzero(np.r_[True, bank_keys[1:] != bank_keys[:-1]])
     uniq, per_bank = bank_keys[starts], np.diff(np.r_[starts, len(bank_keys)])
+    owners = uniq // NUM_BANKS  # sorted: one group of banks per instruction
+    first = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
     waves = np.ones(n, dtype=np.int64)
-    np.maximum.at(waves, uniq // NUM_BANKS, per_bank)
+    waves[owners[first]] = np.maximum.reduceat(per_bank, first)
     return waves.tolist()
+
+
+def _addresses(addr_lists: list[tuple[int, ...]], total: int) -> np.ndarray:
+    """All lane addresses as one uint64 array (read as int64: twice as fast from Python ints)."""
+    return np.fromiter(chain.from_iterable(addr_lists), dtype=np.int64, count=total).view(
+        np.uint64)
+
+
+def _drop_repeats(a: np.ndarray) -> np.ndarray:
+    """Drop elements equal to their predecessor (neighbouring lanes share sectors), so the
+    sort that follows has far fewer keys; the set of values is unchanged."""
+    return a[np.r_[True, a[1:] != a[:-1]]] if len(a) > 1 else a
 
 
 def _sorted_unique(a: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain, islice
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -32,6 +33,8 @@ from kernelwright.tools.gpusim.gpus import GPUConfig
 from kernelwright.tools.gpusim.records import TraceInstruction, WarpStream
 
 _BATCH = 128
+_MASK, _ADDRS, _WIDTH = attrgetter("mask"), attrgetter("addresses"), attrgetter("mem_width")
+_KEY = attrgetter("opcode", "srcs", "dests")
 _EXIT = int(OpClass.EXIT)
 _LINE = np.array(sorted(int(c) for c in (
     OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL, OpClass.ST_LOCAL,
@@ -128,21 +131,24 @@ class ArrayDecoder:
         insts = [w.instructions for cta in batch for w in cta]
         lengths = np.fromiter(map(len, insts), np.int64, len(insts))
         flat = list(chain.from_iterable(insts))
-        sig = np.fromiter([on[(i.opcode, i.srcs, i.dests)] if i.mask else off[(i.opcode, i.srcs)]
-                           for i in flat], np.int64, len(flat))
+        n = len(flat)
+        masks = np.fromiter(map(_MASK, flat), np.int64, n)
+        sig = np.fromiter(map(on.__getitem__, map(_KEY, flat)), np.int64, n)
+        for k in np.flatnonzero(masks == 0).tolist():  # predicated off: a no-op row
+            sig[k] = off[(flat[k].opcode, flat[k].srcs)]
         cls = np.array([r[0] for r in self.rows], np.int64)[sig]
-        masks = np.fromiter([i.mask for i in flat], np.int64, len(flat))
         keep = _kept(cls, masks, lengths)
         threads = int(popcount(masks[keep]).sum())
         ma = np.zeros(len(flat), np.int64)
         mb = np.zeros(len(flat), np.int64)
         jobs = np.flatnonzero(keep & np.isin(cls, _LINE))
-        ln, ms, bounds = coalesce_flat([flat[k].addresses for k in jobs],
-                                       [flat[k].mem_width for k in jobs])
+        picked = _pick(flat, jobs)
+        ln, ms, bounds = coalesce_flat(list(map(_ADDRS, picked)), list(map(_WIDTH, picked)))
         ma[jobs], mb[jobs] = line_base + bounds[:-1], line_base + bounds[1:]
         jobs = np.flatnonzero(keep & np.isin(cls, _BANK))
         if len(jobs):
-            addrs, widths = [flat[k].addresses for k in jobs], [flat[k].mem_width for k in jobs]
+            picked = _pick(flat, jobs)
+            addrs, widths = list(map(_ADDRS, picked)), list(map(_WIDTH, picked))
             ma[jobs] = shared_wavefronts(addrs, widths)
             mb[jobs] = [max(1, -(-len(a) * max(w, 4) // 128)) for a, w in
                         zip(addrs, widths, strict=True)]
@@ -180,6 +186,15 @@ class ArrayDecoder:
             c_w0=np.cumsum(nw) - nw, c_nw=nw, n_regs=max(1, len(self.regs)),
             thread_insts=threads,
         )
+
+
+def _pick(items: list, idx: np.ndarray) -> list:
+    """``[items[k] for k in idx]`` at C speed."""
+    if len(idx) == 0:
+        return []
+    if len(idx) == 1:
+        return [items[int(idx[0])]]
+    return list(itemgetter(*idx.tolist())(items))
 
 
 def popcount(a: np.ndarray) -> np.ndarray:
