@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain, islice
 from operator import attrgetter, itemgetter
 
@@ -36,12 +37,11 @@ _BATCH = 128
 _MASK, _ADDRS, _WIDTH = attrgetter("mask"), attrgetter("addresses"), attrgetter("mem_width")
 _KEY = attrgetter("opcode", "srcs", "dests")
 _EXIT = int(OpClass.EXIT)
-_LINE = np.array(sorted(int(c) for c in (
-    OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL, OpClass.ST_LOCAL,
-    OpClass.ATOM_GLOBAL, OpClass.ASYNC_COPY)))
-_BANK = np.array(sorted(int(c) for c in (
-    OpClass.LD_SHARED, OpClass.ST_SHARED, OpClass.ATOM_SHARED)))
-_COUNT = np.array(sorted(int(c) for c in (OpClass.LD_CONST, OpClass.SHUFFLE)))
+_LINE, _BANK, _COUNT = (np.zeros(len(OpClass), bool) for _ in range(3))  # class -> is it
+_LINE[[OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL, OpClass.ST_LOCAL,
+       OpClass.ATOM_GLOBAL, OpClass.ASYNC_COPY]] = True
+_BANK[[OpClass.LD_SHARED, OpClass.ST_SHARED, OpClass.ATOM_SHARED]] = True
+_COUNT[[OpClass.LD_CONST, OpClass.SHUFFLE]] = True
 
 
 @dataclass
@@ -83,8 +83,15 @@ class _Table(dict):
         return value
 
 
+@lru_cache(maxsize=16)
+def decoder_for(gpu: GPUConfig) -> ArrayDecoder:
+    """One decoder per GPU configuration, shared by its kernels (the signature table and the
+    register numbering only grow; results do not depend on what was decoded before)."""
+    return ArrayDecoder(gpu)
+
+
 class ArrayDecoder:
-    """Turns thread blocks of ``WarpStream`` into :class:`KernelArrays` for one kernel."""
+    """Turns thread blocks of ``WarpStream`` into :class:`KernelArrays`, kernel by kernel."""
 
     def __init__(self, gpu: GPUConfig) -> None:
         self.decoder = Decoder(gpu)
@@ -92,6 +99,23 @@ class ArrayDecoder:
         self.rows: list[tuple[int, int, int, int, tuple[int, ...], tuple[int, ...]]] = []
         self.on = _Table(self._new_on)
         self.off = _Table(self._new_off)
+        self._arrays: tuple[np.ndarray, ...] = ()
+
+    def tables(self) -> tuple[np.ndarray, ...]:
+        """The signature table as arrays: cls, lat, unit, interval, src ids, dest ids."""
+        rows = self.rows or [(0, 1, 0, 1, (), ())]
+        if self._arrays and len(self._arrays[0]) == len(rows):
+            return self._arrays
+        ks = max(1, max(len(r[4]) for r in rows))
+        kd = max(1, max(len(r[5]) for r in rows))
+        s_src = np.full((len(rows), ks), -1, np.int64)
+        s_dst = np.full((len(rows), kd), -1, np.int64)
+        for k, r in enumerate(rows):
+            s_src[k, :len(r[4])] = r[4]
+            s_dst[k, :len(r[5])] = r[5]
+        cols = [np.array([r[j] for r in rows], np.int64) for j in range(4)]
+        self._arrays = (*cols, s_src, s_dst)
+        return self._arrays
 
     def _row(self, decoded: tuple) -> int:
         cls, lat, unit, interval, srcs, dests, _ = decoded
@@ -120,10 +144,9 @@ class ArrayDecoder:
             lines.append(np.stack([ln, ms]))
             n_lines += len(ln)
             parts.append((sig, ma, mb, warp_len))
-            pos = 0
-            for cta in batch:
-                c_nw.append(int(np.count_nonzero(warp_len[pos:pos + len(cta)])))
-                pos += len(cta)
+            sizes = np.fromiter(map(len, batch), np.int64, len(batch))
+            c_nw.extend(np.add.reduceat(warp_len > 0, np.cumsum(sizes) - sizes).tolist()
+                        if len(warp_len) else [0] * len(batch))
         return self._assemble(parts, lines, c_nw, threads)
 
     def _batch(self, batch: list[list[WarpStream]], line_base: int):
@@ -136,37 +159,31 @@ class ArrayDecoder:
         sig = np.fromiter(map(on.__getitem__, map(_KEY, flat)), np.int64, n)
         for k in np.flatnonzero(masks == 0).tolist():  # predicated off: a no-op row
             sig[k] = off[(flat[k].opcode, flat[k].srcs)]
-        cls = np.array([r[0] for r in self.rows], np.int64)[sig]
+        cls = self.tables()[0][sig]
         keep = _kept(cls, masks, lengths)
         threads = int(popcount(masks[keep]).sum())
         ma = np.zeros(len(flat), np.int64)
         mb = np.zeros(len(flat), np.int64)
-        jobs = np.flatnonzero(keep & np.isin(cls, _LINE))
+        jobs = np.flatnonzero(keep & _LINE[cls])
         picked = _pick(flat, jobs)
         ln, ms, bounds = coalesce_flat(list(map(_ADDRS, picked)), list(map(_WIDTH, picked)))
         ma[jobs], mb[jobs] = line_base + bounds[:-1], line_base + bounds[1:]
-        jobs = np.flatnonzero(keep & np.isin(cls, _BANK))
+        jobs = np.flatnonzero(keep & _BANK[cls])
         if len(jobs):
             picked = _pick(flat, jobs)
             addrs, widths = list(map(_ADDRS, picked)), list(map(_WIDTH, picked))
             ma[jobs] = shared_wavefronts(addrs, widths)
             mb[jobs] = [max(1, -(-len(a) * max(w, 4) // 128)) for a, w in
                         zip(addrs, widths, strict=True)]
-        jobs = np.flatnonzero(keep & np.isin(cls, _COUNT))
+        jobs = np.flatnonzero(keep & _COUNT[cls])
         ma[jobs] = [max(1, len(set(flat[k].addresses))) for k in jobs]
         warp_of = np.repeat(np.arange(len(insts)), lengths)
         kept_len = np.bincount(warp_of[keep], minlength=len(insts))
         return sig[keep], ma[keep], mb[keep], kept_len, ln, ms, threads
 
     def _assemble(self, parts, lines, c_nw, threads) -> KernelArrays:
-        rows = self.rows or [(0, 1, 0, 1, (), ())]
-        ks = max(1, max(len(r[4]) for r in rows))
-        kd = max(1, max(len(r[5]) for r in rows))
-        s_src = np.full((len(rows), ks), -1, np.int64)
-        s_dst = np.full((len(rows), kd), -1, np.int64)
-        for k, r in enumerate(rows):
-            s_src[k, :len(r[4])] = r[4]
-            s_dst[k, :len(r[5])] = r[5]
+        s_cls, s_lat, s_unit, s_interval, s_src, s_dst = self.tables()
+
         def cat(i: int) -> np.ndarray:
             return np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64)
 
@@ -176,11 +193,8 @@ class ArrayDecoder:
         nw = np.asarray(c_nw, np.int64)
         ln = np.concatenate(lines, axis=1) if lines else np.zeros((2, 0), np.int64)
         return KernelArrays(
-            s_cls=np.array([r[0] for r in rows], np.int64),
-            s_lat=np.array([r[1] for r in rows], np.int64),
-            s_unit=np.array([r[2] for r in rows], np.int64),
-            s_interval=np.array([r[3] for r in rows], np.int64),
-            s_src=s_src, s_dst=s_dst, sig=cat(0), ma=cat(1), mb=cat(2),
+            s_cls=s_cls, s_lat=s_lat, s_unit=s_unit, s_interval=s_interval, s_src=s_src,
+            s_dst=s_dst, sig=cat(0), ma=cat(1), mb=cat(2),
             lines=np.ascontiguousarray(ln[0]), masks=np.ascontiguousarray(ln[1]),
             w_start=ends - busy, w_end=ends,
             c_w0=np.cumsum(nw) - nw, c_nw=nw, n_regs=max(1, len(self.regs)),

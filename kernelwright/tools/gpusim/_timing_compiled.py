@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from kernelwright.tools.gpusim._timing_arrays import ArrayDecoder, popcount
+from kernelwright.tools.gpusim._timing_arrays import decoder_for
 from kernelwright.tools.gpusim.gpus import GPUConfig
 from kernelwright.tools.gpusim.records import WarpStream
 
@@ -25,7 +25,7 @@ def available() -> bool:
 class ArrayCache:
     """A sectored LRU cache as arrays (``count`` caches of one geometry), for the compiled engine.
 
-    ``tags`` (-1 = empty way), ``state`` (valid sectors | dirty sectors << 4) and ``stamp``
+    ``tags``, ``state`` (valid sectors | dirty sectors << 4; 0 = empty way) and ``stamp``
     (last use, from ``clock``) have shape (count, sets, ways); sets are indexed as in
     :class:`._memsys.SectorCache`.
     """
@@ -33,9 +33,9 @@ class ArrayCache:
     def __init__(self, count: int, size_bytes: int, assoc: int, line_bytes: int = 128) -> None:
         ways = max(1, assoc)
         sets = max(1, size_bytes // (line_bytes * ways))
-        self.tags = np.full((count, sets, ways), -1, np.int64)
-        self.state = np.zeros((count, sets, ways), np.int64)
-        self.stamp = np.zeros((count, sets, ways), np.int64)
+        self.tags = np.empty((count, sets, ways), np.int64)  # read only where state != 0
+        self.state = np.zeros((count, sets, ways), np.uint8)
+        self.stamp = np.empty((count, sets, ways), np.int64)
         self.clock = 0
 
     def __repr__(self) -> str:
@@ -43,9 +43,9 @@ class ArrayCache:
 
     def clean(self) -> int:
         """Mark every sector clean (written back); returns how many were dirty."""
-        dirty = int(popcount(self.state >> 4).sum())
-        self.state &= 0xF
-        return dirty
+        from kernelwright.tools.gpusim._timing_kernels import cache_clean
+
+        return int(cache_clean(self.state))
 
 
 class CompiledEngine:
@@ -55,8 +55,7 @@ class CompiledEngine:
                  policy: str = "gto", shared_per_sm: int = 0,
                  l2: ArrayCache | None = None) -> None:
         self.gpu, self.ctas_per_sm, self._ctas, self.lrr = gpu, ctas_per_sm, ctas, policy == "lrr"
-        self.l1 = ArrayCache(gpu.num_sms, gpu.l1_bytes_for(shared_per_sm), gpu.l1_assoc,
-                             gpu.line_bytes)
+        self.shared_per_sm = shared_per_sm
         self.l2 = l2 if l2 is not None else ArrayCache(1, gpu.l2_bytes, gpu.l2_assoc,
                                                        gpu.line_bytes)
         self.c: dict[str, float] = {}
@@ -66,9 +65,12 @@ class CompiledEngine:
         from kernelwright.tools.gpusim import _timing_kernels as tk
 
         g = self.gpu
-        k = ArrayDecoder(g).decode(self._ctas)
+        k = decoder_for(g).decode(self._ctas)
         n_warps, n_ctas = len(k.w_start), len(k.c_nw)
-        slots = max(1, g.num_sms * self.ctas_per_sm * k.max_warps_per_cta)
+        # at most this many warps are resident at once; SMs beyond the block count stay idle
+        slots = max(1, min(g.num_sms * self.ctas_per_sm * k.max_warps_per_cta, n_warps))
+        l1 = ArrayCache(max(1, min(g.num_sms, n_ctas)), g.l1_bytes_for(self.shared_per_sm),
+                        g.l1_assoc, g.line_bytes)
         n_sched = g.num_sms * g.schedulers_per_sm
         fs = np.zeros(3, np.float64)
         ist = np.array([0, 0, self.l2.clock], np.int64)
@@ -90,7 +92,7 @@ class CompiledEngine:
             np.array([slots], np.int64),
             f64(slots + 1), i64(slots + 1), i64(slots + 1), i64(1),
             f64(n_sched), f64(n_sched * tk.NUM_UNITS), f64(g.num_sms), i64(g.num_sms),
-            self.l1.tags, self.l1.state, self.l1.stamp, self.l2.tags, self.l2.state,
+            l1.tags, l1.state, l1.stamp, self.l2.tags, self.l2.state,
             self.l2.stamp, fs, ist, cnt, gp, ip)
         self.l2.clock = int(ist[2])
         self.c = dict(zip(tk.COUNTERS, cnt.tolist(), strict=True))

@@ -5,8 +5,9 @@ specification). What changes is only the representation:
 
 * the heap is a binary heap over three arrays (cycle, priority, warp); its keys are unique
   (priorities are), so it pops in exactly the order of Python's ``heapq``;
-* a sectored LRU cache is ``tags[set, way]``, ``state[set, way]`` (valid | dirty << 4) and
-  ``stamp[set, way]``; the least recent stamp is the entry Python's insertion-ordered dict
+* a sectored LRU cache is ``tags[set, way]``, ``state[set, way]`` (valid | dirty << 4; 0 = an
+  empty way: a present line always has a valid sector) and ``stamp[set, way]``; the least
+  recent stamp is the entry Python's insertion-ordered dict
   evicts first, so hits, misses and evictions match;
 * register ready times live in one row per resident warp slot, reset when a warp starts;
 * floating-point expressions keep the reference's order of operations, so cycles are equal.
@@ -51,7 +52,7 @@ def _less(ht, hp, i, j):
     return ht[i] < ht[j] or (ht[i] == ht[j] and hp[i] < hp[j])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sift_down(ht, hp, hw, n, pos):
     while True:
         left = 2 * pos + 1
@@ -69,7 +70,7 @@ def _sift_down(ht, hp, hw, n, pos):
             return
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def heap_push(ht, hp, hw, hn, t, p, w):
     pos = hn[0]
     hn[0] = pos + 1
@@ -85,7 +86,7 @@ def heap_push(ht, hp, hw, hn, t, p, w):
             return
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def heap_pop_into(ht, hp, hw, hn, out_t, out_p):
     """Remove the smallest entry; returns its warp and writes its keys to out_t[0]/out_p[0]."""
     n = hn[0] - 1
@@ -98,7 +99,7 @@ def heap_pop_into(ht, hp, hw, hn, out_t, out_p):
     return w
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def heap_pushpop(ht, hp, hw, hn, t, p, w, out_t, out_p):
     """``heapq.heappushpop``: push (t, p, w) then pop the smallest; returns the popped warp."""
     n = hn[0]
@@ -123,14 +124,13 @@ def cache_access(tags, state, stamp, c, line, mask, write, clock, evicted):
     empty = -1
     oldest = -1
     for way in range(assoc):
-        tag = tags[c, s, way]
-        if tag == line:
-            v = state[c, s, way]
+        v = state[c, s, way]
+        if v != 0 and tags[c, s, way] == line:
             state[c, s, way] = (v | mask | (mask << 4)) if write else (v | mask)
             stamp[c, s, way] = now
             evicted[0] = 0
             return mask & ~v & 0xF
-        if tag == -1:
+        if v == 0:
             if empty == -1:
                 empty = way
         elif oldest == -1 or stamp[c, s, way] < stamp[c, s, oldest]:
@@ -145,6 +145,19 @@ def cache_access(tags, state, stamp, c, line, mask, write, clock, evicted):
     state[c, s, way] = (mask | (mask << 4)) if write else mask
     stamp[c, s, way] = now
     return mask
+
+
+@njit(cache=True)
+def cache_clean(state):
+    """Clear every dirty bit; returns how many sectors were dirty."""
+    flat = state.reshape(-1)
+    dirty = 0
+    for k in range(flat.size):
+        v = flat[k]
+        if v >= 16:
+            dirty += POP4[v >> 4]
+            flat[k] = v & 0xF
+    return dirty
 
 
 # ------------------------------------------------------------------ memory
@@ -234,7 +247,7 @@ class Kernel:
     """Namespace for the arrays one run needs (built by :mod:`._timing_compiled`)."""
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ready(w, t, w_idx, sig, s_cls, s_src, s_dst, regs, w_slot, w_async):
     """Earliest cycle >= t at which warp w's next instruction has its registers ready."""
     sg = sig[w_idx[w]]
@@ -279,6 +292,8 @@ def run(sig, ma, mb, lines, masks, s_cls, s_lat, s_unit, s_int, s_src, s_dst,
     out_p = np.zeros(1, np.int64)
     for _slot in range(ctas_per_sm):
         for sm in range(num_sms):
+            if ist[I_NEXT] >= len(c_nw):  # nothing left to start (the reference loops idle)
+                break
             _launch(sm, 0.0, sig, s_cls, s_src, s_dst, w_start, w_end, c_w0, c_nw, w_idx, w_sm,
                     w_sched, w_prio, w_mem, w_async, w_slot, c_sm, c_live, c_arrived, c_bar,
                     c_finish, regs, free_slots, nfree, ht, hp, hw, hn, warp_count, ist, cnt,
