@@ -173,8 +173,9 @@ class ArrayDecoder:
             picked = _pick(flat, jobs)
             addrs, widths = list(map(_ADDRS, picked)), list(map(_WIDTH, picked))
             ma[jobs] = shared_wavefronts(addrs, widths)
-            mb[jobs] = [max(1, -(-len(a) * max(w, 4) // 128)) for a, w in
-                        zip(addrs, widths, strict=True)]
+            lanes = np.fromiter(map(len, addrs), np.int64, len(addrs))
+            nbytes = lanes * np.maximum(np.asarray(widths, np.int64), 4)
+            mb[jobs] = np.maximum(1, -(-nbytes // 128))  # conflict-free wavefronts
         jobs = np.flatnonzero(keep & _COUNT[cls])
         ma[jobs] = [max(1, len(set(flat[k].addresses))) for k in jobs]
         warp_of = np.repeat(np.arange(len(insts)), lengths)

@@ -63,6 +63,8 @@ def _every_class(cta: int, warp: int) -> list[TraceInstruction]:
         st_shared(0x70, "R7", warp * 128, 4),
         bar(0x80),
         ld_shared(0x90, "R11", 0, 128),  # 32-way bank conflict
+        ld_shared(0x94, "R17", 0, 16, width=16),  # 128-bit lanes: at least 4 wavefronts
+        st_shared(0x98, "R17", 2, 2, width=2, mask=0x00FF00FF),  # 16-bit, broadcast words
         TraceInstruction(0xA0, FULL, "ATOMS.ADD", ("R12",), ("R3",), 4, (0,) * 32),
         TraceInstruction(0xB0, FULL, "SHFL.BFLY", ("R13",), ("R11",), 4, tuple(range(32))),
         TraceInstruction(0xC0, FULL, "LDGSTS.E", (), ("R2",), 4,
