@@ -64,3 +64,7 @@ class ChatError(KernelwrightError, ValueError):
 
 class CampaignError(KernelwrightError, ValueError):
     """A campaign cannot start or resume (empty task folder, unknown campaign id, ...)."""
+
+
+class SamplerError(KernelwrightError, ValueError):
+    """The workload sampler was given something it cannot sample (empty trace, bad method)."""

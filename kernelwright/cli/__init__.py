@@ -11,6 +11,7 @@ from kernelwright.cli import (  # noqa: F401  (registers the commands)
     mcp,
     report,
     runs,
+    sample,
 )
 from kernelwright.cli._app import app
 

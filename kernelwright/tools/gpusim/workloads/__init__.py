@@ -2,5 +2,23 @@
 
 from kernelwright.tools.gpusim.workloads._registry import WORKLOADS, get_workload
 from kernelwright.tools.gpusim.workloads.base import Workload, WorkloadRun
+from kernelwright.tools.gpusim.workloads.cache import traced_workload, workload_meta
+from kernelwright.tools.gpusim.workloads.suite import (
+    SAMPLING_SUITE,
+    SMALL_SUITE,
+    SUITE_SAMPLING,
+    SuiteEntry,
+)
 
-__all__ = ["WORKLOADS", "Workload", "WorkloadRun", "get_workload"]
+__all__ = [
+    "SAMPLING_SUITE",
+    "SMALL_SUITE",
+    "SUITE_SAMPLING",
+    "WORKLOADS",
+    "SuiteEntry",
+    "Workload",
+    "WorkloadRun",
+    "get_workload",
+    "traced_workload",
+    "workload_meta",
+]

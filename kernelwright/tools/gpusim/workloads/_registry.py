@@ -13,7 +13,8 @@ WORKLOADS: dict[str, str] = {
     "bfs": f"{_PKG}.bfs:BfsWorkload",
     "lud": f"{_PKG}.lud:LudWorkload",
     "gaussian": f"{_PKG}.gaussian:GaussianWorkload",
-    "mm3": f"{_PKG}.mm3:Mm3Workload",
+    "3mm": f"{_PKG}.mm3:Mm3Workload",
+    "mm3": f"{_PKG}.mm3:Mm3Workload",  # the module's name; "3mm" is what PolyBench calls it
     "cfd": f"{_PKG}.cfd:CfdWorkload",
     "srad": f"{_PKG}.srad:SradWorkload",
     "phi2": f"{_PKG}.llm:Phi2Decode",
@@ -24,6 +25,7 @@ WORKLOADS: dict[str, str] = {
 
 def get_workload(name: str, **kwargs: Any) -> Workload:
     """Instantiate a workload by name (kwargs go to its constructor: ``seed``, ``settings``)."""
+    name = name.strip().lower()
     if name not in WORKLOADS:
         raise ValueError(f"unknown workload {name!r}; choose from {sorted(WORKLOADS)}")
     module, cls = WORKLOADS[name].split(":")
