@@ -14,6 +14,7 @@ from kernelwright.cli._app import JsonOpt, _fail, _settings, app, console
 from kernelwright.errors import KernelwrightError
 
 METHODS = ("gcl", "pka", "sieve", "stem", "photon", "random")
+SEEDED = ("gcl", "pka", "stem", "random")  # Sieve and Photon are deterministic
 
 
 @app.command()
@@ -31,8 +32,9 @@ def sample(
     if method not in METHODS:
         _fail(ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}"))
     try:
+        seeded = {"seed": seed} if method in SEEDED else {}
         report = sample_trace_dir(trace_dir, method, gpu=gpu, out=out, settings=_settings(),
-                                  seed=seed)  # fmt: skip
+                                  **seeded)  # fmt: skip
     except (KernelwrightError, ValueError, OSError) as exc:
         _fail(exc)
     if json_out:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from kernelwright.config import Settings
+from kernelwright.errors import SamplerError
 from kernelwright.tools.gpusim.records import KernelInfo, WarpStream
 from kernelwright.tools.gpusim.traces import iter_kernels
 from kernelwright.tools.sampler._opfamily import FAMILIES, FAMILY, NUM_FAMILIES, family
@@ -202,9 +203,13 @@ def scan_trace_dir(path: str | Path, *, name: str | None = None,
     """Read a trace folder once: profiles, digests and graphs of every invocation.
 
     Raises:
+        SamplerError: the folder does not exist.
         TraceFormatError: the folder is not an Accel-Sim trace folder.
     """
     root, opts = Path(path), options or GraphOptions()
+    if not root.exists():
+        raise SamplerError(f"trace folder {root} does not exist. Fix: pass the folder that holds "
+                           "kernelslist.g and the kernel-N.traceg files.")  # fmt: skip
     cache_file = _cache_file(root, opts, settings) if cache else None
     if cache_file is not None and cache_file.is_file():
         with open(cache_file, "rb") as fh:
