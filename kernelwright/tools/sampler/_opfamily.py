@@ -73,3 +73,11 @@ def _ptx_family(head: str, quals: set[str]) -> str:
 def is_memory(fam: int) -> bool:
     """True for loads, stores and atomics."""
     return FAMILIES[fam].startswith(("ld_", "st_")) or FAMILIES[fam] == "atomic"
+
+
+# Nominal latency in cycles per family (order of magnitude, GPU-independent): used only for
+# cheap critical-path estimates in profiles and graph features, never for scoring.
+NOMINAL_LATENCY = {"ld_global": 300.0, "ld_local": 300.0, "atomic": 300.0, "ld_shared": 24.0,
+                   "ld_const": 8.0, "sfu": 20.0, "fp64": 48.0, "barrier": 20.0, "branch": 6.0,
+                   "tensor": 32.0}  # fmt: skip
+LATENCY = tuple(NOMINAL_LATENCY.get(f, 4.0) for f in FAMILIES)

@@ -44,12 +44,12 @@ log = logging.getLogger(__name__)
 class TrainConfig:
     """Hyper-parameters of contrastive training (defaults used by the benchmark)."""
 
-    epochs: int = 30
+    epochs: int = 8
     batch_size: int = 64
     lr: float = 1e-3
     tau: float = 0.2
     drop: float = 0.1  # fraction for each augmentation
-    hidden: int = 64
+    hidden: int = 32
     layers: int = 2
     num_bases: int = 4
     seed: int = 0

@@ -54,7 +54,7 @@ class GCLSampler(Sampler):
     name = "gcl"
 
     def __init__(self, k_rule: str = "bound", representative: str = "centroid",
-                 epsilon: float = 0.001, cluster_tolerance: float = 0.05,
+                 epsilon: float = 0.003, cluster_tolerance: float = 0.5,
                  train: TrainConfig | None = None, weights: str | Path | None = None,
                  seed: int = 0) -> None:  # fmt: skip
         if k_rule not in ("bound", "silhouette"):
@@ -102,7 +102,7 @@ class GCLSampler(Sampler):
         point_of, first, mult = _unique_invocations(traces)
         pts = emb[[traces.graph_of[i] for i in first]]
         pts = (pts - pts.mean(0)) / np.maximum(pts.std(0), 1e-6)
-        signal = np.array([traces.invocations[i].profile.cost_proxy for i in first])
+        signal = np.array([traces.invocations[i].profile.time_proxy for i in first])
         firsts = np.asarray(first)
         if self.k_rule == "bound":
             cl = choose_k_bound(pts, mult, signal, firsts, self.seed, self.epsilon,

@@ -6,7 +6,9 @@ Nodes (one feature row each, ``[node type | opcode family | 8 scalars]``):
   scalars: log executions per warp, active-lane fraction, predicated-off fraction, bytes per lane,
   destinations, sources, 32-byte sectors per access, distinct 128-byte lines per access);
 * warp nodes (instructions executed, mean active lanes), CTA nodes (sampled warps), and one kernel
-  node (grid CTAs, threads per CTA, shared memory, registers, warps per CTA, all log-scaled).
+  node (grid CTAs, threads per CTA, shared memory, registers, warps per CTA, the longest sampled
+  warp's latency-weighted length, and the sampled instructions extrapolated to the grid, all
+  log-scaled). Augmentations never touch the kernel node.
 
 Relations (``edge_type``), each edge stored once per (src, dst, relation):
 
@@ -36,7 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelwright.tools.gpusim.records import KernelInfo, WarpStream
-from kernelwright.tools.sampler._opfamily import FAMILY, NUM_FAMILIES, family, is_memory
+from kernelwright.tools.sampler._opfamily import (
+    FAMILY,
+    LATENCY,
+    NUM_FAMILIES,
+    family,
+    is_memory,
+)
 
 NODE_TYPES = ("instruction", "warp", "cta", "kernel")
 NUM_SCALARS = 8
@@ -115,7 +123,7 @@ def build_graph(info: KernelInfo, warps: Sequence[WarpStream],
     chosen = _sample_warps(warps, opts)
     pcs: dict[int, _PcStats] = {}
     b = _Builder()
-    kernel = b.node(3, None, _kernel_scalars(info))
+    kernel = b.node(3, None, _kernel_scalars(info, warps))
     inst_node: dict[int, int] = {}
     pending: list[tuple[int, int, int]] = []  # (src pc, dst pc, relation)
     warp_nodes: list[tuple[int, int, list[int]]] = []  # (cta slot, warp node, pcs)
@@ -205,12 +213,16 @@ def _inst_scalars(st: _PcStats, n_warps: int) -> list[float]:
             st.dests, st.srcs / 4, st.sectors / (32 * n), st.lines / (32 * n)]  # fmt: skip
 
 
-def _kernel_scalars(info: KernelInfo) -> list[float]:
+def _kernel_scalars(info: KernelInfo, warps: Sequence[WarpStream]) -> list[float]:
     ctas = math.prod(info.grid)
     threads = math.prod(info.block)
     nregs = info.nregs if 0 < info.nregs <= 255 else 32
+    path = max((sum(LATENCY[family(i.opcode)] for i in w.instructions) for w in warps), default=0)
+    insts = sum(len(w.instructions) for w in warps)
+    total = insts * ctas * math.ceil(threads / 32) / max(len(warps), 1)
     return [math.log2(ctas + 1) / 16, math.log2(threads + 1) / 10, info.shmem / 49152,
-            nregs / 255, math.log2(math.ceil(threads / 32) + 1) / 5]  # fmt: skip
+            nregs / 255, math.log2(math.ceil(threads / 32) + 1) / 5, math.log2(path + 1) / 20,
+            math.log2(total + 1) / 30]  # fmt: skip
 
 
 def _finish(b: _Builder) -> TraceGraph:

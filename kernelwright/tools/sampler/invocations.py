@@ -30,16 +30,13 @@ from kernelwright.config import Settings
 from kernelwright.errors import SamplerError
 from kernelwright.tools.gpusim.records import KernelInfo, WarpStream
 from kernelwright.tools.gpusim.traces import iter_kernels
-from kernelwright.tools.sampler._opfamily import FAMILIES, FAMILY, NUM_FAMILIES, family
+from kernelwright.tools.sampler._opfamily import FAMILY, LATENCY, NUM_FAMILIES, family
 from kernelwright.tools.sampler.hrg import GraphOptions, TraceGraph, build_graph
 
 log = logging.getLogger(__name__)
-SCAN_VERSION = 3
+SCAN_VERSION = 4
 SECTOR = 32
-NOMINAL_LATENCY = {"ld_global": 300.0, "ld_local": 300.0, "atomic": 300.0, "ld_shared": 24.0,
-                   "ld_const": 8.0, "sfu": 20.0, "fp64": 48.0, "barrier": 20.0, "branch": 6.0,
-                   "tensor": 32.0}  # fmt: skip
-_LATENCY = np.array([NOMINAL_LATENCY.get(f, 4.0) for f in FAMILIES])
+_LATENCY = np.array(LATENCY)
 _SAMPLED_KEY = "sampled ctas"
 
 
@@ -56,7 +53,7 @@ class KernelProfile:
         grid_ctas, threads_per_cta: launch geometry.
         scale: the extrapolation factor applied (1.0 for a complete trace).
         warp_path: the longest traced warp, each instruction weighted by a nominal latency of
-            its family (:data:`NOMINAL_LATENCY`): a critical-path estimate in cycles.
+            its family (:data:`_opfamily.NOMINAL_LATENCY`): a critical-path estimate in cycles.
     """
 
     family_counts: tuple[float, ...]

@@ -42,7 +42,7 @@ class PKASampler(Sampler):
         x = StandardScaler().fit_transform(x)
         if len(x) > 1 and np.any(x.std(0) > 0):
             x = PCA(n_components=0.9995, svd_solver="full").fit_transform(x)
-        signal = traces.cost_proxy()
+        signal = traces.time_proxy()
         total = signal.sum()
         best = None
         for k in range(1, min(self.k_max, len(x)) + 1):

@@ -41,7 +41,7 @@ class StemRootSampler(Sampler):
     def select(self, traces: WorkloadTraces) -> Selection:
         self._check(traces)
         rng = np.random.default_rng(self.seed)
-        d = traces.cost_proxy()
+        d = traces.time_proxy()
         labels = np.zeros(len(d), int)
         samples: list[Sample] = []
         leaves = 0
