@@ -20,7 +20,7 @@ SEEDED = ("gcl", "pka", "stem", "random")  # Sieve and Photon are deterministic
 @app.command()
 def sample(
     trace_dir: Path,
-    method: Annotated[str, typer.Option(help="gcl | pka | sieve | stem | photon | random")] = "gcl",
+    method: Annotated[str, typer.Option(help="gcl|pka|sieve|stem|photon|random")] = "gcl",
     out: Annotated[Path | None, typer.Option(help="write a reduced trace folder here")] = None,
     gpu: Annotated[str, typer.Option(help="GPU of the reference timing model")] = "rtx2080ti",
     seed: Annotated[int, typer.Option(help="seed of the sampler")] = 0,
@@ -33,15 +33,17 @@ def sample(
         _fail(ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}"))
     try:
         seeded = {"seed": seed} if method in SEEDED else {}
-        report = sample_trace_dir(trace_dir, method, gpu=gpu, out=out, settings=_settings(),
-                                  **seeded)  # fmt: skip
+        report = sample_trace_dir(
+            trace_dir, method, gpu=gpu, out=out, settings=_settings(), **seeded
+        )
     except (KernelwrightError, ValueError, OSError) as exc:
         _fail(exc)
     if json_out:
         print(json.dumps(report.as_dict()))
         return
-    table = Table(title=Text(f"{report.workload}: {report.method}, {len(report.representatives)} of "
-                  f"{report.invocations} invocations"))  # fmt: skip
+    n = len(report.representatives)
+    title = f"{report.workload}: {report.method}, {n} of {report.invocations} invocations"
+    table = Table(title=Text(title))
     for col in ("invocation", "kernel id", "kernel", "weight", "cycles"):
         table.add_column(col, justify="left" if col == "kernel" else "right")
     for r in report.representatives:

@@ -1,4 +1,4 @@
-"""Opcode families for graph and profile features, from PTX (``ld.global.f32``) or SASS (``LDG.E``).
+"""Opcode families for graph and profile features: PTX (``ld.global.f32``) or SASS (``LDG.E``).
 
 A coarse, feature-oriented grouping: what an instruction does (arithmetic kind, control, which
 memory space and direction). The timing model has its own, finer timing classes; this one only

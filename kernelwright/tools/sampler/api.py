@@ -76,7 +76,8 @@ def simulate_representatives(trace_dir: str | Path, selection: Selection,
 
 def sample_trace_dir(trace_dir: str | Path, method: str = "gcl", *, gpu: str = "rtx2080ti",
                      out: str | Path | None = None, settings: Settings | None = None,
-                     traces: WorkloadTraces | None = None, **options: Any) -> SampleReport:  # fmt: skip
+                     traces: WorkloadTraces | None = None,
+                     **options: Any) -> SampleReport:  # fmt: skip
     """Choose representatives with ``method``, simulate them on ``gpu``, project the total.
 
     Args:

@@ -62,7 +62,8 @@ def choose_k_silhouette(points: np.ndarray, weights: np.ndarray, seed: int,
 
 def choose_k_bound(points: np.ndarray, weights: np.ndarray, signal: np.ndarray,
                    first: np.ndarray, seed: int, epsilon: float = 0.001,
-                   cluster_tolerance: float = 0.05, how: str = "centroid") -> Clustering:  # fmt: skip
+                   cluster_tolerance: float = 0.05,
+                   how: str = "centroid") -> Clustering:  # fmt: skip
     """Smallest k (geometric sweep) whose representatives bound the profile-signal error.
 
     Args:

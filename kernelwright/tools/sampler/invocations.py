@@ -196,7 +196,8 @@ def trace_digest(info: KernelInfo, warps: list[WarpStream]) -> str:
 
 def scan_trace_dir(path: str | Path, *, name: str | None = None,
                    options: GraphOptions | None = None,
-                   settings: Settings | None = None, cache: bool = True) -> WorkloadTraces:  # fmt: skip
+                   settings: Settings | None = None,
+                   cache: bool = True) -> WorkloadTraces:  # fmt: skip
     """Read a trace folder once: profiles, digests and graphs of every invocation.
 
     Raises:

@@ -37,7 +37,7 @@ def _elementwise(base: int) -> list[TraceInstruction]:
 
 
 def kernel_plan() -> list[tuple[str, int]]:
-    """(kernel, parameter) per launch: 'scale' repeats identically, 'reduce' grows, 'big' is rare."""
+    """(kernel, parameter) per launch: 'scale' repeats, 'reduce' grows, 'big' is rare."""
     plan: list[tuple[str, int]] = []
     for step in range(12):
         plan += [("scale", 0), ("reduce", 2 + step // 3)]

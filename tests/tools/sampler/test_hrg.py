@@ -36,7 +36,7 @@ def test_loop_edges_raw_control_and_memory_line():
     g = build_graph(INFO, _warps(_loop_body(3, 0x1000), ctas=1, warps=1))
     pc_node = {16 * i: 1 + 1 + i for i in range(8)}  # kernel, warp, then PCs in order
     # nodes: 0 kernel, 1 warp, 2.. instruction nodes sorted by PC
-    edges = {(int(s), int(d), int(r)) for s, d, r in zip(*g.edge_index, g.edge_type)}
+    edges = {(int(s), int(d), int(r)) for s, d, r in zip(*g.edge_index, g.edge_type, strict=True)}
     assert (pc_node[0x10], pc_node[0x20], R_NEXT) in edges
     assert (pc_node[0x10], pc_node[0x20], R_RAW) in edges  # LDG R4 -> FFMA reads R4
     assert (pc_node[0x50], pc_node[0x10], R_CTRL) in edges  # BRA back to the loop head

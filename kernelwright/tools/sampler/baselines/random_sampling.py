@@ -25,5 +25,5 @@ class RandomSampler(Sampler):
         n = len(traces)
         b = int(min(max(self.budget, 1), n))
         chosen = np.sort(np.random.default_rng(self.seed).choice(n, b, replace=False))
-        return Selection(self.name, traces.name,
-                         tuple(Sample(int(i), n / b) for i in chosen), (), {"budget": b})  # fmt: skip
+        samples = tuple(Sample(int(i), n / b) for i in chosen)
+        return Selection(self.name, traces.name, samples, (), {"budget": b})
