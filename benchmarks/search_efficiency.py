@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kernelwright.tools.tune.base import SpaceExhaustedError, Tuner  # noqa: E402
+from kernelwright.errors import SpaceExhaustedError  # noqa: E402
+from kernelwright.tools.tune.base import Tuner  # noqa: E402
 from kernelwright.tools.tune.baselines import GridSearch, RandomSearch  # noqa: E402
 from kernelwright.tools.tune.recorded import (  # noqa: E402
     RecordedTable,

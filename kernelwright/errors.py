@@ -68,3 +68,62 @@ class CampaignError(KernelwrightError, ValueError):
 
 class SamplerError(KernelwrightError, ValueError):
     """The workload sampler was given something it cannot sample (empty trace, bad method)."""
+
+
+class LLMError(KernelwrightError, RuntimeError):
+    """The LLM endpoint cannot be used (unreachable, rejected the key, unknown model, ...).
+
+    The message names the endpoint, what it answered, and the flag or variable that fixes it.
+    """
+
+
+class LLMBudgetError(LLMError):
+    """A call was attempted after the run's token or cost budget was spent.
+
+    The message names the budget that ran out and the flag that raises it
+    (``--max-tokens``/``--max-cost``).
+    """
+
+
+class ReplyFormatError(KernelwrightError, ValueError):
+    """An LLM reply does not follow the requested format.
+
+    The message is written to be fed back to the model: it names what is missing and the
+    shape the reply must take.
+    """
+
+
+class SpaceExhaustedError(KernelwrightError, LookupError):
+    """Every point of a finite search space has been tried: stop the loop.
+
+    Raised by ``Tuner.ask``; the fix is to stop asking (see ``Tuner.exhausted``) or to widen
+    the space.
+    """
+
+
+class PtxParseError(KernelwrightError, ValueError):
+    """PTX text the front end cannot read; the message names the line and the statement.
+
+    Fix: emit the PTX with ``nvcc -ptx`` (or ``ptxas``-accepted syntax) for a supported arch.
+    """
+
+
+class TraceFormatError(KernelwrightError, ValueError):
+    """A trace file does not follow the Accel-Sim syntax; the message names file and line.
+
+    Fix: regenerate the trace with the Accel-Sim tracer or ``kernelwright gpusim trace``.
+    """
+
+
+class EmulatorError(LaunchError):
+    """The emulated kernel did something a GPU would fault or hang on (deadlock, runaway loop).
+
+    The message names the kernel, the warp and the instruction; fix the kernel.
+    """
+
+
+class UnsupportedInstructionError(LaunchError, NotImplementedError):
+    """The emulator cannot execute an instruction; the message names it, the kernel and line.
+
+    Fix: compile without that instruction, or add it to ``tools/gpusim`` (see its docstring).
+    """

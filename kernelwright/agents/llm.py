@@ -22,8 +22,8 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from kernelwright.agents._usage import UsageLedger, model_from_reply
-from kernelwright.errors import KernelwrightError
-from kernelwright.prompts import ReplyFormatError, extract_json, render
+from kernelwright.errors import LLMBudgetError, LLMError, ReplyFormatError
+from kernelwright.prompts import extract_json, render
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -35,12 +35,6 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 
-class LLMError(KernelwrightError, RuntimeError):
-    """The LLM endpoint cannot be used (unreachable, rejected the key, unknown model, ...)."""
-
-
-class LLMBudgetError(LLMError):
-    """A call was attempted after the run's token or cost budget was spent."""
 
 
 class LLMSettings(BaseSettings):

@@ -18,6 +18,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from kernelwright.agents.matching import op_spec_from_plan
+from kernelwright.errors import SpaceExhaustedError
 from kernelwright.graphs.store import RunStore
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.plan import History, Plan, Profile
@@ -27,7 +28,6 @@ from kernelwright.tools.evolve import MapElitesArchive, ParentSelector, describe
 from kernelwright.tools.tune import (
     OptunaTuner,
     SearchSpace,
-    SpaceExhaustedError,
     TrialState,
 )
 

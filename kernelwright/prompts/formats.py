@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from kernelwright.errors import KernelwrightError
+from kernelwright.errors import ReplyFormatError
 
 EVOLVE_START = "[EVOLVE_START]"
 EVOLVE_END = "[EVOLVE_END]"
@@ -25,9 +25,6 @@ _SEARCH = re.compile(r"^[ \t]*<{5,}[ \t]*SEARCH[ \t]*$", re.MULTILINE)
 _DIVIDER = re.compile(r"^[ \t]*={5,}[ \t]*$", re.MULTILINE)
 _REPLACE = re.compile(r"^[ \t]*>{5,}[ \t]*REPLACE[ \t]*$", re.MULTILINE)
 
-
-class ReplyFormatError(KernelwrightError, ValueError):
-    """An LLM reply does not follow the requested format; the message says how to fix it."""
 
 
 @dataclass(frozen=True)

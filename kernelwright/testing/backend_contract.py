@@ -19,7 +19,6 @@ tests skip when :meth:`launch_skip_reason` returns a reason (e.g. no device).
 
 from __future__ import annotations
 
-import importlib
 import uuid
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,6 +26,7 @@ from typing import Any, ClassVar
 import pytest
 
 from kernelwright.errors import BuildError
+from kernelwright.registry import lookup
 from kernelwright.tools.backends import BACKENDS
 from kernelwright.tools.backends.base import Backend, BackendStatus, BuildResult, KernelModule
 
@@ -50,8 +50,7 @@ class BackendContract:
     @classmethod
     def make_backend(cls, settings: Any) -> Backend:
         """A new backend instance using ``settings`` (override to pass extra arguments)."""
-        module, name = BACKENDS[cls.backend_name].split(":")
-        return getattr(importlib.import_module(module), name)(settings)
+        return lookup(BACKENDS, cls.backend_name, "backend")(settings)
 
     def broken_source(self) -> str:
         """The vector-add source with an undeclared identifier in the kernel body."""

@@ -7,13 +7,12 @@ import socket
 import pytest
 
 from kernelwright.agents.llm import (
-    LLMBudgetError,
     LLMClient,
-    LLMError,
     LLMSettings,
     make_chat_model,
     probe,
 )
+from kernelwright.errors import LLMBudgetError, LLMError
 from kernelwright.testing.scripted_llm import error, malformed, reply
 
 

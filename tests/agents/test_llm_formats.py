@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kernelwright.errors import ReplyFormatError
 from kernelwright.prompts import (
     Edit,
-    ReplyFormatError,
     apply_edits,
     evolve_regions,
     extract_json,

@@ -100,7 +100,7 @@ def test_streaming_client_parses_tool_calls_and_counts_usage(scripted_llm, make_
 def test_malformed_http_body_is_not_a_malformed_reply(scripted_llm, make_client):
     import pytest
 
-    from kernelwright.agents.llm import LLMError
+    from kernelwright.errors import LLMError
 
     scripted_llm.push(malformed())
     with pytest.raises(LLMError):

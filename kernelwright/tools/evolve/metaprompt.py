@@ -24,9 +24,9 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelwright.errors import ReplyFormatError
 from kernelwright.prompts import (
     Edit,
-    ReplyFormatError,
     apply_edits,
     load_data,
     parse_edits,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelwright.errors import LaunchError
+from kernelwright.errors import UnsupportedInstructionError
 from kernelwright.tools.gpusim._alu import build_alu, round_to
 from kernelwright.tools.gpusim._extra_ops import cp_async, cvt_bf16, dp, shf
 from kernelwright.tools.gpusim._mem_ops import build_memory
@@ -16,10 +16,6 @@ from kernelwright.tools.gpusim._operands import fetcher, mov_vector, reg_names, 
 from kernelwright.tools.gpusim._types import dtype_of
 from kernelwright.tools.gpusim._warp_ops import build_warp_op
 from kernelwright.tools.gpusim.ptx import Instruction, Kernel
-
-
-class UnsupportedInstructionError(LaunchError, NotImplementedError):
-    """The emulator cannot execute an instruction; the message names it, the kernel and line."""
 
 
 @dataclass

@@ -24,7 +24,6 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from kernelwright.errors import KernelwrightError
 from kernelwright.tools.gpusim.records import KernelInfo, TraceInstruction
 
 TRACES_FORMAT = (
@@ -40,9 +39,6 @@ _NAMED_KEYS = (
 _MAX_NREGS = 255
 _intern = sys.intern
 
-
-class TraceFormatError(KernelwrightError, ValueError):
-    """A trace file does not follow the Accel-Sim syntax (the message names file and line)."""
 
 
 def open_text(path: Path) -> IO[str]:

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelwright.errors import TraceFormatError
 from kernelwright.tools.gpusim._trace_format import (
-    TraceFormatError,
     header_to_info,
     open_text,
     parse_header_line,

@@ -14,17 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernelwright.errors import LaunchError
+from kernelwright.errors import EmulatorError
 from kernelwright.tools.gpusim._cfg import reconvergence_points
-from kernelwright.tools.gpusim._exec import Op, UnsupportedInstructionError, compile_kernel
+from kernelwright.tools.gpusim._exec import Op, compile_kernel
 from kernelwright.tools.gpusim._simt import SimtStacks, warp_bits
 from kernelwright.tools.gpusim._state import BatchState
 from kernelwright.tools.gpusim._types import dtype_of
 from kernelwright.tools.gpusim.ptx import Kernel, Param, Variable
-
-
-class EmulatorError(LaunchError):
-    """The emulated kernel did something a GPU would fault or hang on (deadlock, runaway loop)."""
 
 
 @dataclass(frozen=True)
@@ -280,10 +276,8 @@ def stats_from(counters: Counter, kernel: str, grid, block, seconds: float) -> L
 
 
 __all__ = [
-    "EmulatorError",
     "LaunchStats",
     "Program",
-    "UnsupportedInstructionError",
     "run_batch",
     "stats_from",
 ]

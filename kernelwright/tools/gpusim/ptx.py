@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kernelwright.errors import KernelwrightError
+from kernelwright.errors import PtxParseError
 from kernelwright.tools.gpusim._ptx_lex import (
     Operand,
     _lex,
@@ -33,9 +33,8 @@ for _t in TYPE_NAMES - TYPE_SIZES.keys():
 
 SPACES = frozenset({"global", "shared", "local", "param", "const", "generic"})
 
+_FIX = ". Fix: give PTX as `nvcc -ptx` or `ptxas` accept it (one .entry per kernel)"
 
-class PtxParseError(KernelwrightError, ValueError):
-    """PTX text the front end cannot read; the message names the line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +241,7 @@ def parse_ptx(text: str) -> Module:
         i += 1
         if kind != "stmt":
             if kind == "open":
-                raise PtxParseError(f"PTX line {line}: unexpected '{{' at module level")
+                raise PtxParseError(f"PTX line {line}: unexpected '{{' at module level{_FIX}")
             continue
         try:
             if re.search(r"\.(entry|func)\b", stmt):
@@ -254,7 +253,9 @@ def parse_ptx(text: str) -> Module:
         except PtxParseError:
             raise
         except (ValueError, IndexError, KeyError) as exc:
-            raise PtxParseError(f"PTX line {line}: cannot parse {stmt[:80]!r}: {exc}") from exc
+            raise PtxParseError(
+                f"PTX line {line}: cannot parse {stmt[:80]!r}: {exc}{_FIX}"
+            ) from exc
     return mod
 
 
@@ -291,7 +292,7 @@ def _parse_function(header: str, items: list, i: int, hline: int) -> tuple[Kerne
             fn.labels[stmt] = len(fn.instructions)
         else:
             _body_statement(fn, stmt, line, scopes, counter)
-    raise PtxParseError(f"PTX line {hline}: function {name} has no closing '}}'")
+    raise PtxParseError(f"PTX line {hline}: function {name} has no closing '}}'{_FIX}")
 
 
 def _body_statement(fn: Kernel, stmt: str, line: int, scopes: list, scope_id: int) -> None:
@@ -313,7 +314,7 @@ def _body_statement(fn: Kernel, stmt: str, line: int, scopes: list, scope_id: in
             fn.instructions.append(ins)
     except (ValueError, IndexError) as exc:
         raise PtxParseError(
-            f"PTX line {line} (in {fn.name}): cannot parse {stmt[:80]!r}: {exc}"
+            f"PTX line {line} (in {fn.name}): cannot parse {stmt[:80]!r}: {exc}{_FIX}"
         ) from exc
 
 

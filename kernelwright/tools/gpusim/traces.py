@@ -29,7 +29,6 @@ from typing import IO
 
 from kernelwright.tools.gpusim._trace import TraceSampling
 from kernelwright.tools.gpusim._trace_format import (
-    TraceFormatError,
     format_header,
     format_instruction,
 )
@@ -46,7 +45,6 @@ __all__ = [
     "MemcpyCommand",
     "MemoryTraceSink",
     "TraceDirWriter",
-    "TraceFormatError",
     "TraceKernelFile",
     "TraceSampling",
     "iter_kernels",

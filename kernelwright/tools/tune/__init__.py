@@ -1,7 +1,6 @@
 """Parameter tuning: search spaces, an Optuna ask/tell tuner, grid and random baselines."""
 
 from kernelwright.tools.tune.base import (
-    SpaceExhaustedError,
     TrialRecord,
     TrialState,
     Tuner,
@@ -27,7 +26,6 @@ __all__ = [
     "OptunaTuner",
     "RandomSearch",
     "SearchSpace",
-    "SpaceExhaustedError",
     "TrialRecord",
     "TrialState",
     "Tuner",

@@ -25,9 +25,6 @@ WORST_VALUE = 0.0  # a speedup no real candidate scores
 INVALID = "invalid_params"  # outcome of a parameter set the template's rules reject
 
 
-class SpaceExhaustedError(LookupError):
-    """Every point of a finite space has been tried: stop the loop (see ``Tuner.exhausted``)."""
-
 
 class TrialState(StrEnum):
     """Outcome of one trial (mirrors Optuna's states we use)."""

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kernelwright.errors import SpaceExhaustedError
 from kernelwright.tools.tune.base import (
-    SpaceExhaustedError,
     TrialRecord,
     TrialState,
     Tuner,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from kernelwright.errors import ConfigError
-from kernelwright.tools.tune.base import SpaceExhaustedError
+from kernelwright.errors import ConfigError, SpaceExhaustedError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernelwright.errors import ConfigError
+from kernelwright.errors import ConfigError, SpaceExhaustedError
 from kernelwright.tools.tune.base import (
-    SpaceExhaustedError,
     TrialRecord,
     TrialState,
     Tuner,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernelwright.prompts import Edit, ReplyFormatError
+from kernelwright.errors import ReplyFormatError
+from kernelwright.prompts import Edit
 from kernelwright.prompts.context import Feedback
 from kernelwright.tools.evolve.metaprompt import (
     SECTION_NAMES,

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kernelwright.errors import PtxParseError, UnsupportedInstructionError
 from kernelwright.tools.gpusim import launch
 from kernelwright.tools.gpusim._cfg import reconvergence_points
-from kernelwright.tools.gpusim.emulator import UnsupportedInstructionError
-from kernelwright.tools.gpusim.ptx import PtxParseError, parse_instruction, parse_ptx
+from kernelwright.tools.gpusim.ptx import parse_instruction, parse_ptx
 
 SAMPLE = (Path(__file__).parent / "data" / "sample_sm90.ptx").read_text()
 

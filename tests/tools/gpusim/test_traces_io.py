@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kernelwright.errors import TraceFormatError
 from kernelwright.tools.gpusim._trace_format import compress_addresses
 from kernelwright.tools.gpusim.gpus import gpu_by_name
 from kernelwright.tools.gpusim.records import KernelInfo, TraceInstruction, WarpStream
@@ -14,7 +15,6 @@ from kernelwright.tools.gpusim.timing import simulate_kernel, simulate_trace_dir
 from kernelwright.tools.gpusim.traces import (
     MemcpyCommand,
     TraceDirWriter,
-    TraceFormatError,
     TraceKernelFile,
     TraceSampling,
     iter_kernels,

@@ -6,11 +6,11 @@ import statistics
 
 import pytest
 
-from kernelwright.errors import ConfigError
+from kernelwright.errors import ConfigError, SpaceExhaustedError
 from kernelwright.spec.candidate import Candidate
 from kernelwright.spec.result import EvalResult, Level
 from kernelwright.tools.tune import tuner as tuner_mod
-from kernelwright.tools.tune.base import SpaceExhaustedError, TrialState, score, should_prune
+from kernelwright.tools.tune.base import TrialState, score, should_prune
 from kernelwright.tools.tune.baselines import GridSearch, RandomSearch
 from kernelwright.tools.tune.loop import run_tuning
 from kernelwright.tools.tune.tuner import OptunaTuner, make_sampler

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from kernelwright.registry import lookup
 
 if TYPE_CHECKING:
     from kernelwright.tools.gpusim.workloads.base import Workload
@@ -25,8 +26,4 @@ WORKLOADS: dict[str, str] = {
 
 def get_workload(name: str, **kwargs: Any) -> Workload:
     """Instantiate a workload by name (kwargs go to its constructor: ``seed``, ``settings``)."""
-    name = name.strip().lower()
-    if name not in WORKLOADS:
-        raise ValueError(f"unknown workload {name!r}; choose from {sorted(WORKLOADS)}")
-    module, cls = WORKLOADS[name].split(":")
-    return getattr(import_module(module), cls)(**kwargs)
+    return lookup(WORKLOADS, name.strip().lower(), "workload")(**kwargs)
