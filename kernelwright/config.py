@@ -1,12 +1,20 @@
-"""One Settings object; every default can be overridden by flag or ``KERNELWRIGHT_*`` env var."""
+"""One Settings object; every default can be overridden by flag or ``KERNELWRIGHT_*`` env var.
+
+The LLM endpoint and budget are nested as ``Settings.llm`` (:class:`LLMSettings`, env vars
+``KERNELWRIGHT_LLM_*``). Components receive the settings object they need; nothing rebuilds it.
+"""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
+from urllib.parse import urlparse
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from kernelwright.errors import LLMError
 
 
 def default_data_dir() -> Path:
@@ -19,6 +27,70 @@ def default_cache_dir() -> Path:
     """Per-user cache directory for build artifacts shared across runs."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "kernelwright"
+
+
+class LLMSettings(BaseSettings):
+    """How to reach the LLM and how much a run may spend; env vars ``KERNELWRIGHT_LLM_*``.
+
+    Example:
+        >>> s = LLMSettings(model="qwen2.5-coder", base_url="http://127.0.0.1:8000/v1")
+        >>> s.enabled, s.api_key_env
+        (True, 'OPENAI_API_KEY')
+    """
+
+    model_config = SettingsConfigDict(env_prefix="KERNELWRIGHT_LLM_", extra="forbid")
+
+    model: str | None = Field(None, description="model name; None = no LLM (offline policies)")
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = Field("OPENAI_API_KEY", description="NAME of the env var with the key")
+    temperature: float = Field(0.7, ge=0, le=2)
+    timeout_s: float = Field(120.0, gt=0, description="per request")
+    max_retries: int = Field(4, ge=0, description="on 429/5xx/timeouts, exponential backoff")
+    stream: bool = Field(False, description="stream replies (SSE); usage is still reported")
+    reply_max_tokens: int | None = Field(8192, ge=1, description="completion cap per reply")
+    max_tokens: int | None = Field(None, ge=1, description="token budget of a run")
+    max_cost: float | None = Field(None, gt=0, description="cost budget of a run, USD")
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="model -> (USD per 1M input, per 1M output tokens)"
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return self.model is not None
+
+    def price_for(self, model: str | None) -> tuple[float, float] | None:
+        """The price of ``model``: an exact entry, else the longest entry it starts with."""
+        name = model or self.model or ""
+        if name in self.prices:
+            return self.prices[name]
+        prefixes = [k for k in self.prices if name.startswith(k)]
+        return self.prices[max(prefixes, key=len)] if prefixes else None
+
+    def api_key(self) -> str:
+        """The key from ``$api_key_env``; a loopback server may run without one."""
+        key = os.environ.get(self.api_key_env)
+        if key:
+            return key
+        if _is_loopback(self.base_url):
+            return "no-key"
+        raise LLMError(
+            f"no API key for the LLM at {self.base_url}: environment variable "
+            f"{self.api_key_env} is not set. Export it, or name another variable with "
+            "--llm-api-key-env NAME."
+        )
+
+    def __repr__(self) -> str:
+        return f"LLMSettings(model={self.model!r}, base_url={self.base_url!r})"
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlparse(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Settings(BaseSettings):
@@ -67,6 +139,9 @@ class Settings(BaseSettings):
     budget: int = Field(24, ge=1, description="candidate evaluations per task")
     time_limit_s: float | None = None
     seed: int = 0
+
+    # The LLM team (``llm.model`` None = offline policies only).
+    llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @property
     def build_cache_dir(self) -> Path:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.config import LLMSettings
 
 
 class Usage(BaseModel):

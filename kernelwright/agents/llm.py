@@ -1,14 +1,14 @@
-"""The LLM connection: settings, the chat-model factory, and a client that accounts and repairs.
+"""The LLM connection: the chat-model factory, and a client that accounts and repairs.
 
 Any OpenAI-compatible server works (OpenAI, vLLM, Ollama, llama.cpp server). The API key is
-never stored: ``LLMSettings`` holds only the *name* of the environment variable that holds it.
+never stored: ``Settings.llm`` (:class:`kernelwright.config.LLMSettings`) holds only the
+*name* of the environment variable that holds it.
 Retries with exponential backoff on 429, 408, 5xx, connection errors and timeouts are the
 OpenAI client's own (``max_retries``; it honours ``retry-after`` headers).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import os
@@ -16,12 +16,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlparse
 
-from pydantic import BaseModel, Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ValidationError
 
 from kernelwright.agents._usage import UsageLedger, model_from_reply
+from kernelwright.config import LLMSettings
 from kernelwright.errors import LLMBudgetError, LLMError, ReplyFormatError
 from kernelwright.prompts import extract_json, render
 
@@ -35,70 +34,6 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 
-
-
-class LLMSettings(BaseSettings):
-    """How to reach the LLM and how much a run may spend; env vars ``KERNELWRIGHT_LLM_*``.
-
-    Example:
-        >>> s = LLMSettings(model="qwen2.5-coder", base_url="http://127.0.0.1:8000/v1")
-        >>> s.enabled, s.api_key_env
-        (True, 'OPENAI_API_KEY')
-    """
-
-    model_config = SettingsConfigDict(env_prefix="KERNELWRIGHT_LLM_", extra="forbid")
-
-    model: str | None = Field(None, description="model name; None = no LLM (offline policies)")
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str = Field("OPENAI_API_KEY", description="NAME of the env var with the key")
-    temperature: float = Field(0.7, ge=0, le=2)
-    timeout_s: float = Field(120.0, gt=0, description="per request")
-    max_retries: int = Field(4, ge=0, description="on 429/5xx/timeouts, exponential backoff")
-    stream: bool = Field(False, description="stream replies (SSE); usage is still reported")
-    reply_max_tokens: int | None = Field(8192, ge=1, description="completion cap per reply")
-    max_tokens: int | None = Field(None, ge=1, description="token budget of a run")
-    max_cost: float | None = Field(None, gt=0, description="cost budget of a run, USD")
-    prices: dict[str, tuple[float, float]] = Field(
-        default_factory=dict, description="model -> (USD per 1M input, per 1M output tokens)"
-    )
-
-    @property
-    def enabled(self) -> bool:
-        return self.model is not None
-
-    def price_for(self, model: str | None) -> tuple[float, float] | None:
-        """The price of ``model``: an exact entry, else the longest entry it starts with."""
-        name = model or self.model or ""
-        if name in self.prices:
-            return self.prices[name]
-        prefixes = [k for k in self.prices if name.startswith(k)]
-        return self.prices[max(prefixes, key=len)] if prefixes else None
-
-    def api_key(self) -> str:
-        """The key from ``$api_key_env``; a loopback server may run without one."""
-        key = os.environ.get(self.api_key_env)
-        if key:
-            return key
-        if _is_loopback(self.base_url):
-            return "no-key"
-        raise LLMError(
-            f"no API key for the LLM at {self.base_url}: environment variable "
-            f"{self.api_key_env} is not set. Export it, or name another variable with "
-            "--llm-api-key-env NAME."
-        )
-
-    def __repr__(self) -> str:
-        return f"LLMSettings(model={self.model!r}, base_url={self.base_url!r})"
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlparse(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def make_chat_model(settings: LLMSettings) -> ChatOpenAI:

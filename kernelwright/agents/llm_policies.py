@@ -15,8 +15,9 @@ from pathlib import Path
 
 from kernelwright.agents._replies import CritiqueReply, PlanReply, coder_parser
 from kernelwright.agents._usage import UsageLedger
-from kernelwright.agents.llm import LLMClient, LLMSettings, make_chat_model
+from kernelwright.agents.llm import LLMClient, make_chat_model
 from kernelwright.agents.protocols import Coder, Critic, Planner
+from kernelwright.config import LLMSettings
 from kernelwright.errors import LLMBudgetError
 from kernelwright.prompts import evolve_regions, render
 from kernelwright.prompts.context import Exemplar, Feedback

@@ -49,10 +49,9 @@ def optimize(
     llm_max_retries: LlmRetries = None,
 ) -> None:
     """Optimise a task end to end: plan, write kernels, verify, time, decide; checkpointed."""
-    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.config import LLMSettings
     from kernelwright.graphs.runner import start_run
 
-    settings = _settings(backend=backend, budget=budget, time_limit_s=time_limit)
     given = {
         "base_url": llm_base_url,
         "model": llm_model,
@@ -66,8 +65,9 @@ def optimize(
         llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
     except ValueError as exc:
         _fail(exc)
+    settings = _settings(backend=backend, budget=budget, time_limit_s=time_limit, llm=llm)
     _run(
-        lambda obs: start_run(task, settings, run_id=run_id, store=store, observer=obs, llm=llm),
+        lambda obs: start_run(task, settings, run_id=run_id, store=store, observer=obs),
         settings.budget,
         json_out,
     )

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
-from kernelwright.config import Settings
+from kernelwright.config import LLMSettings, Settings
 from kernelwright.errors import RunStoreError
 from kernelwright.graphs.hierarchy import R3Search
 from kernelwright.graphs.optimize import build_optimize_graph
@@ -17,9 +16,6 @@ from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
 from kernelwright.spec.plan import Profile, best_profile
-
-if TYPE_CHECKING:
-    from kernelwright.agents.llm import LLMSettings
 
 Observer = Callable[[str, dict[str, Any]], None]  # (node name, state update)
 
@@ -53,7 +49,6 @@ def start_run(
     store: str | Path | None = None,
     observer: Observer | None = None,
     context_factory=offline_team,
-    llm: LLMSettings | None = None,
 ) -> RunReport:
     """Begin a new run (or continue ``run_id`` if it already exists) and drive it to the end."""
     task = Task.from_path(task_path)
@@ -66,11 +61,11 @@ def start_run(
             "backend": settings.backend,
             "budget": settings.budget,
             "status": "created",
-            "llm": llm.model_dump(mode="json") if llm is not None and llm.enabled else None,
+            "llm": settings.llm.model_dump(mode="json") if settings.llm.enabled else None,
         }
         runs.create_run(run_id, meta)
     return resume_run(
-        run_id, settings, store=store, observer=observer, context_factory=context_factory, llm=llm
+        run_id, settings, store=store, observer=observer, context_factory=context_factory
     )
 
 
@@ -81,19 +76,17 @@ def resume_run(
     store: str | Path | None = None,
     observer: Observer | None = None,
     context_factory=offline_team,
-    llm: LLMSettings | None = None,
 ) -> RunReport:
     """Continue a run from its last checkpoint (a finished run just reports). The run keeps
-    the backend, budget and LLM endpoint it was started with."""
+    the backend, budget and LLM endpoint it was started with, unless ``settings.llm`` names
+    an endpoint (then that one is used, e.g. after the first was down)."""
     runs = RunStore(store_root(settings, store))
     meta = runs.meta(run_id)
-    settings = settings.model_copy(update={"backend": meta["backend"], "budget": meta["budget"]})
-    if llm is None and meta.get("llm"):
-        from kernelwright.agents.llm import LLMSettings
-
-        llm = LLMSettings(**meta["llm"])
-    factory = partial(context_factory, llm=llm)
-    return _drive(runs, run_id, meta, settings, observer, factory)
+    update: dict[str, Any] = {"backend": meta["backend"], "budget": meta["budget"]}
+    if not settings.llm.enabled and meta.get("llm"):
+        update["llm"] = LLMSettings(**meta["llm"])
+    settings = settings.model_copy(update=update)
+    return _drive(runs, run_id, meta, settings, observer, context_factory)
 
 
 def _initial_state(run_id: str, meta: dict[str, Any]) -> dict[str, Any]:

@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from kernelwright.config import Settings
 from kernelwright.graphs.hierarchy import R3Search
 from kernelwright.graphs.optimize import OptimizeContext
 from kernelwright.graphs.store import RunStore
 
-if TYPE_CHECKING:
-    from kernelwright.agents.llm import LLMSettings
-
 
 @contextlib.contextmanager
 def offline_team(
-    settings: Settings, store: RunStore, run_id: str, llm: LLMSettings | None = None
+    settings: Settings, store: RunStore, run_id: str
 ) -> Iterator[OptimizeContext]:
     """Rule planner, template coder, roofline profiler, rule critic, sandboxed harness; with
-    ``llm`` enabled, LLM policies wrap them (the offline ones stay as fallbacks and hard stops)."""
+    ``settings.llm`` enabled, LLM policies wrap them (the offline ones stay as fallbacks and
+    hard stops)."""
     from kernelwright.agents.coder import TemplateCoder
     from kernelwright.agents.critic import HierarchyCritic, RuleCritic
     from kernelwright.agents.planner import RulePlanner
@@ -41,13 +38,14 @@ def offline_team(
     )
     planner, coder = RulePlanner(), TemplateCoder(seed=settings.seed)
     persist = None
-    if llm is not None and llm.enabled:
+    llm = settings.llm
+    if llm.enabled:
         # The key's variable may have any name: never let candidate code see it.
         settings = settings.model_copy(
             update={"secret_env": [*settings.secret_env, llm.api_key_env]}
         )
         planner, coder, critic, persist = _llm_policies(
-            llm, settings, store, run_id, planner, coder, critic
+            settings, store, run_id, planner, coder, critic
         )
     with WorkerPool(settings) as pool:
         yield OptimizeContext(
@@ -65,7 +63,7 @@ def offline_team(
         )
 
 
-def _llm_policies(llm, settings, store: RunStore, run_id: str, planner, coder, critic):
+def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic):
     from kernelwright.agents._usage import UsageLedger
     from kernelwright.agents.llm_policies import make_llm_policies
 
@@ -74,7 +72,7 @@ def _llm_policies(llm, settings, store: RunStore, run_id: str, planner, coder, c
         UsageLedger.model_validate_json(usage_path.read_text()) if usage_path.exists() else None
     )
     team = make_llm_policies(
-        llm,
+        settings.llm,
         planner,
         coder,
         critic,

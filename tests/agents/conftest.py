@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kernelwright.agents.llm import LLMClient, LLMSettings, make_chat_model
+from kernelwright.agents.llm import LLMClient, make_chat_model
+from kernelwright.config import LLMSettings
 from kernelwright.testing.scripted_llm import ScriptedLLM
 
 

@@ -8,10 +8,10 @@ import pytest
 
 from kernelwright.agents.llm import (
     LLMClient,
-    LLMSettings,
     make_chat_model,
     probe,
 )
+from kernelwright.config import LLMSettings
 from kernelwright.errors import LLMBudgetError, LLMError
 from kernelwright.testing.scripted_llm import error, malformed, reply
 

@@ -60,7 +60,7 @@ def test_llm_run_refines_the_best_and_stops_at_the_token_budget(scripted_llm, ma
     )
 
     @contextlib.contextmanager
-    def factory(settings, store, run_id, llm=None):
+    def factory(settings, store, run_id):
         yield OptimizeContext(
             settings=settings, store=store, planner=LLMPlanner(client, RulePlan()),
             coder=LLMCoder(client), profiler=RooflineProfiler(PEAKS),

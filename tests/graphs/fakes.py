@@ -81,7 +81,7 @@ class FakeEvaluator:
 
 def fake_context_factory(evaluator: FakeEvaluator, batch_size: int = 2):
     @contextlib.contextmanager
-    def factory(settings, store, run_id, llm=None):
+    def factory(settings, store, run_id):
         yield OptimizeContext(
             settings=settings,
             store=store,

@@ -49,7 +49,7 @@ class TableEvaluator:
 
 def factory(evaluator):
     @contextlib.contextmanager
-    def make(settings, store, run_id, llm=None):
+    def make(settings, store, run_id):
         search = R3Search(store, run_id, settings)
         yield OptimizeContext(
             settings=settings, store=store, planner=RulePlanner(), coder=TemplateCoder(),

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelwright.agents.llm import LLMSettings
-from kernelwright.config import Settings
+from kernelwright.config import LLMSettings, Settings
 from kernelwright.errors import KernelwrightError
 from kernelwright.graphs.runner import resume_run, run_state, start_run
 from kernelwright.graphs.store import RunStore
@@ -84,7 +83,7 @@ def test_llm_run_keeps_the_correct_kernel(settings, tmp_path, monkeypatch):
     with ScriptedLLM(router=_router([correct, wrong, broken])) as server:
         llm = LLMSettings(model=server.model, base_url=server.base_url,
                           api_key_env="KW_TEST_CREDENTIAL", max_retries=1)
-        report = start_run(TASK, settings, run_id="llm-real", llm=llm)
+        report = start_run(TASK, settings.model_copy(update={"llm": llm}), run_id="llm-real")
         requests = list(server.requests)
     state = run_state("llm-real", settings)
     levels = sorted(p.level for p in state["profiles"])
@@ -109,9 +108,9 @@ def test_endpoint_down_is_a_clear_error_and_the_run_resumes(settings):
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     down = LLMSettings(model="m", base_url=dead, max_retries=0, timeout_s=5)
     with pytest.raises(KernelwrightError) as err:
-        start_run(TASK, settings.model_copy(update={"budget": 1}), run_id="down", llm=down)
+        start_run(TASK, settings.model_copy(update={"budget": 1, "llm": down}), run_id="down")
     assert "127.0.0.1" in str(err.value)
     with ScriptedLLM(router=_router([NAIVE])) as server:
         up = LLMSettings(model=server.model, base_url=server.base_url, max_retries=0)
-        report = resume_run("down", settings, llm=up)
+        report = resume_run("down", settings.model_copy(update={"llm": up}))
     assert report.evaluations == 1 and report.correct
