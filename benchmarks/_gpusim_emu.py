@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from kernelwright.config import Settings
 from kernelwright.tools.gpusim import launch
 from kernelwright.tools.gpusim.workloads import get_workload
 from kernelwright.tools.gpusim.workloads._nvcc import compile_ptx
@@ -46,11 +47,11 @@ def emulator_throughput(repeats: int = 2) -> dict[str, dict[str, float]]:
     """Per case: seconds, launches, warp/thread instructions and per-second rates."""
     out: dict[str, dict[str, float]] = {}
     for name, params in WORKLOADS.items():
-        wl = get_workload(name)
+        wl = get_workload(name, settings=Settings())
         wl.ptx()  # compile outside the clock
         secs, run = _best(lambda wl=wl, params=params: wl.run(**params), repeats)
         out[name] = _rates(secs, run.n_launches, run.warp_instructions, run.thread_instructions)
-    ptx = compile_ptx(GELU)
+    ptx = compile_ptx(GELU, Settings())
     n = 1 << 20
     x, y = np.random.default_rng(0).standard_normal(n, dtype=np.float32), np.zeros(n, np.float32)
     secs, st = _best(lambda: launch(ptx, "gelu", n // 256, 256, [x, y, n]), repeats)
@@ -66,7 +67,7 @@ def _rates(secs: float, launches: int, warp: int, thread: int) -> dict[str, floa
 
 def mm3_numpy_ratio(repeats: int = 2, size: int = 128) -> float:
     """Emulated 3mm time / numpy time for the same computation."""
-    wl = get_workload("mm3")
+    wl = get_workload("mm3", settings=Settings())
     wl.ptx()
     emu, _ = _best(lambda: wl.run(size=size), repeats)
     rng = np.random.default_rng(0)

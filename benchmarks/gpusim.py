@@ -199,6 +199,7 @@ def workload_rows(names: tuple[str, ...] = ("mm3", "gaussian", "bfs")) -> list[R
     """Emulator-written traces of real workloads: bytes/warp-inst, reader and model speed."""
     if shutil.which("nvcc") is None:
         return [("workload traces", float("nan"), "skipped: nvcc not on PATH")]
+    from kernelwright.config import Settings
     from kernelwright.tools.gpusim.workloads import get_workload
 
     rows: list[Row] = []
@@ -206,11 +207,11 @@ def workload_rows(names: tuple[str, ...] = ("mm3", "gaussian", "bfs")) -> list[R
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
             with TraceDirWriter(tmp) as w:
-                get_workload(name).run(sink=w)
+                get_workload(name, settings=Settings()).run(sink=w)
             size = sum(p.stat().st_size for p in Path(tmp).iterdir())
             rows.append((f"trace size, {name}", size / w.warp_instructions, "bytes/warp-inst"))
             with TraceDirWriter(Path(tmp) / "xz", xz=True) as wx:
-                get_workload(name).run(sink=wx)
+                get_workload(name, settings=Settings()).run(sink=wx)
             xz_size = sum(p.stat().st_size for p in (Path(tmp) / "xz").iterdir())
             rows.append((f"trace size, {name}, xz", xz_size / wx.warp_instructions,
                          "bytes/warp-inst"))

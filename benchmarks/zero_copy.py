@@ -22,6 +22,7 @@ from functools import partial
 
 import torch
 
+from kernelwright.config import Settings
 from kernelwright.tools.backends.sycl import SyclBackend
 
 VADD = """
@@ -46,7 +47,9 @@ def _median_ms(fn, repeats: int) -> float:
 
 
 def zero_copy(repeats: int) -> None:
-    direct, staged = SyclBackend(zero_copy=True), SyclBackend(zero_copy=False)
+    settings = Settings()
+    direct = SyclBackend(settings, zero_copy=True)
+    staged = SyclBackend(settings, zero_copy=False)
     kd, ks = direct.load_inline(VADD).vadd, staged.load_inline(VADD).vadd
     print(f"{'floats':>10} {'zero-copy ms':>13} {'shared-USM ms':>14} {'ratio':>7}")
     for n in (1 << 20, 1 << 24):
@@ -69,14 +72,15 @@ NEW_PROCESS = """
 import time, sys
 t = time.perf_counter()
 from kernelwright.tools.backends.sycl import SyclBackend
-b = SyclBackend(); b.runtime
+from kernelwright.config import Settings
+b = SyclBackend(Settings()); b.runtime
 t1 = time.perf_counter(); r = b.build(sys.stdin.read()); t2 = time.perf_counter()
 print(f"{t1 - t:.3f} {t2 - t1:.3f} {r.cached}")
 """
 
 
 def builds() -> None:
-    backend = SyclBackend()
+    backend = SyclBackend(Settings())
     source = f"static const int kw_bench_{uuid.uuid4().hex} = 0;\n{VADD}"
     first = backend.build(source)
     again = backend.build(source)

@@ -11,9 +11,10 @@ import pytest
 @cache
 def sycl_available() -> bool:
     try:
-        from kernelwright.tools.backends import get_backend
+        from kernelwright.config import Settings
+        from kernelwright.tools.backends import BackendRegistry
 
-        return get_backend("sycl").status().usable
+        return BackendRegistry(Settings()).get("sycl").status().usable
     except Exception:
         return False
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernelwright.errors import BackendUnavailableError
-from kernelwright.tools.backends._env import INSTALL_FIX, runtime_prefix
 from kernelwright.tools.backends._source import source_hash
+from kernelwright.tools.backends.sycl_env import INSTALL_FIX, runtime_prefix
 
 if TYPE_CHECKING:
     from kernelwright.config import Settings

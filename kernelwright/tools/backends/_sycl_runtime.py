@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kernelwright.errors import BackendUnavailableError, LaunchError
-from kernelwright.tools.backends._env import INSTALL_FIX, apply_runtime_env
 from kernelwright.tools.backends._shim import load_shim, take_string
+from kernelwright.tools.backends.sycl_env import INSTALL_FIX, apply_runtime_env
 
 if TYPE_CHECKING:
     from kernelwright.config import Settings

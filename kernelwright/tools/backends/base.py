@@ -88,8 +88,8 @@ class Backend(ABC):
     """Build and run kernels of one toolchain.
 
     Example:
-        >>> from kernelwright.tools.backends import get_backend
-        >>> backend = get_backend("cpp")  # doctest: +SKIP
+        >>> from kernelwright.tools.backends import BackendRegistry
+        >>> backend = BackendRegistry(Settings()).get("cpp")  # doctest: +SKIP
         >>> mod = backend.load_inline(SOURCE)  # doctest: +SKIP
     """
 
@@ -141,21 +141,22 @@ class Backend(ABC):
 
 
 def module_functions(name: str):
-    """``load_inline`` and ``synchronize`` bound to the process-wide backend ``name``, for the
-    module-level API candidates use (``from kernelwright.tools.backends import sycl``)."""
+    """``load_inline`` and ``synchronize`` bound to backend ``name`` of the process's active
+    registry, for the module-level API candidates use
+    (``from kernelwright.tools.backends import sycl``)."""
 
     def load_inline(
         source: str, *, language: str | None = None, options: Sequence[str] = ()
     ) -> KernelModule:
-        """Build and load ``source`` with the process-wide backend (raises ``BuildError``)."""
-        from kernelwright.tools.backends import get_backend
+        """Build and load ``source`` with the active registry's backend (raises ``BuildError``)."""
+        from kernelwright.tools.backends.registry import active_registry
 
-        return get_backend(name).load_inline(source, language=language, options=options)
+        return active_registry().get(name).load_inline(source, language=language, options=options)
 
     def synchronize() -> None:
-        """Wait for every kernel the process-wide backend launched."""
-        from kernelwright.tools.backends import get_backend
+        """Wait for every kernel the active registry's backend launched."""
+        from kernelwright.tools.backends.registry import active_registry
 
-        get_backend(name).synchronize()
+        active_registry().get(name).synchronize()
 
     return load_inline, synchronize

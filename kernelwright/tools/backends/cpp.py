@@ -77,7 +77,7 @@ class CppBackend(Backend):
     """Compile C++/OpenMP with ``g++ -O3 -march=native -fopenmp -fPIC -shared``; cache on disk.
 
     Args:
-        settings: ``build_cache_dir`` holds the shared objects; default ``Settings()``.
+        settings: ``build_cache_dir`` holds the shared objects.
         compiler: The C++ compiler to run.
         flags: Replaces the default optimisation flags (``-fPIC -shared`` are always added);
             ``build(options=...)`` appends per build.
@@ -86,11 +86,9 @@ class CppBackend(Backend):
     name = "cpp"
     languages = ("cpp",)
 
-    def __init__(self, settings: Settings | None = None, *, compiler: str = "g++",
+    def __init__(self, settings: Settings, *, compiler: str = "g++",
                  flags: Sequence[str] = DEFAULT_FLAGS) -> None:
-        from kernelwright.config import Settings
-
-        self.settings = settings or Settings()
+        self.settings = settings
         self.compiler = compiler
         self.flags = tuple(flags)
         self._modules: dict[str, KernelModule] = {}

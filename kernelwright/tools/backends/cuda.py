@@ -33,7 +33,6 @@ from kernelwright.tools.backends._cuda_run import (
     dim3,
     emulator_available,
 )
-from kernelwright.tools.backends._ptxas import entry_names, parse_ptxas, ptx_entries
 from kernelwright.tools.backends._source import source_hash
 from kernelwright.tools.backends.base import (
     Backend,
@@ -44,6 +43,7 @@ from kernelwright.tools.backends.base import (
     KernelStats,
     module_functions,
 )
+from kernelwright.tools.ptxas import entry_names, parse_ptxas, ptx_entries
 
 if TYPE_CHECKING:
     from kernelwright.config import Settings
@@ -77,17 +77,15 @@ class CudaBackend(Backend):
     """Compile CUDA C++ with nvcc for ``settings.cuda_arch``; report ptxas statistics.
 
     Args:
-        settings: ``cuda_arch`` and ``build_cache_dir``; default ``Settings()``.
+        settings: ``cuda_arch`` and ``build_cache_dir``.
         nvcc: The nvcc executable.
     """
 
     name = "cuda"
     languages = ("cuda",)
 
-    def __init__(self, settings: Settings | None = None, *, nvcc: str = "nvcc") -> None:
-        from kernelwright.config import Settings
-
-        self.settings = settings or Settings()
+    def __init__(self, settings: Settings, *, nvcc: str = "nvcc") -> None:
+        self.settings = settings
         self.nvcc = nvcc
         self._runners: list[Any] = []
         self._modules: dict[str, KernelModule] = {}

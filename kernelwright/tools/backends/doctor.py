@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 from typing import TYPE_CHECKING
 
-from kernelwright.tools.backends import BACKENDS
 from kernelwright.tools.backends.base import BackendStatus
+from kernelwright.tools.backends.registry import BACKENDS, BackendRegistry
 
 if TYPE_CHECKING:
     from kernelwright.config import Settings
@@ -15,12 +14,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def probe(name: str, settings: Settings | None = None) -> BackendStatus:
+def probe(name: str, settings: Settings) -> BackendStatus:
     """The status of backend ``name`` built with ``settings``; never raises."""
     try:
-        module, cls = BACKENDS[name].split(":")
-        backend = getattr(importlib.import_module(module), cls)(settings)
-        return backend.status()
+        return BackendRegistry(settings).create(name).status()
     except Exception as exc:  # a broken backend is reported, not raised
         log.debug("probing backend %s failed", name, exc_info=True)
         return BackendStatus(
@@ -31,6 +28,6 @@ def probe(name: str, settings: Settings | None = None) -> BackendStatus:
         )
 
 
-def doctor(settings: Settings | None = None) -> list[BackendStatus]:
+def doctor(settings: Settings) -> list[BackendStatus]:
     """One :class:`BackendStatus` per registered backend, in registry order."""
     return [probe(name, settings) for name in BACKENDS]

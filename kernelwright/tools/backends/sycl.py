@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwright.errors import BackendUnavailableError, LaunchError
 from kernelwright.tools.backends._args import Arg, as_range, convert_args
-from kernelwright.tools.backends._env import INSTALL_FIX, apply_runtime_env
 from kernelwright.tools.backends._shim import runtime_version, take_string
 from kernelwright.tools.backends._source import (
     extern_c_names,
@@ -41,12 +40,14 @@ from kernelwright.tools.backends.base import (
     KernelModule,
     module_functions,
 )
+from kernelwright.tools.backends.sycl_env import INSTALL_FIX, apply_runtime_env
 
 if TYPE_CHECKING:
     from kernelwright.config import Settings
 
 log = logging.getLogger(__name__)
-apply_runtime_env()  # before anything imports dpctl; the backend re-applies its own settings
+apply_runtime_env(None)  # device discovery before anything imports dpctl; the runtime
+# adds the cache of its own settings when it opens
 
 
 @dataclass
@@ -100,7 +101,7 @@ class SyclBackend(Backend):
     """Build and launch SYCL (and OpenCL C) kernels on the Intel OpenCL CPU device.
 
     Args:
-        settings: Cache locations; default ``Settings()``.
+        settings: Cache locations.
         zero_copy: Pass host pointers directly (default: when the device supports system
             allocations); ``False`` copies every array through shared USM (for measurements).
     """
@@ -108,10 +109,8 @@ class SyclBackend(Backend):
     name = "sycl"
     languages = ("sycl", "opencl")
 
-    def __init__(self, settings: Settings | None = None, *, zero_copy: bool | None = None) -> None:
-        from kernelwright.config import Settings
-
-        self.settings = settings or Settings()
+    def __init__(self, settings: Settings, *, zero_copy: bool | None = None) -> None:
+        self.settings = settings
         self._zero_copy = zero_copy
         self._runtime: SyclRuntime | None = None
         self._builds: dict[str, _Built] = {}

@@ -69,20 +69,20 @@ def prepare(settings: Settings, bwrap: str | None, timeout_s: float) -> dict[str
 
 
 def main() -> int:
-    from kernelwright.tools.backends import get_backend
+    from kernelwright.tools.backends import active_registry
 
     requests = json.loads(sys.stdin.read())
     built, failed = 0, 0
     if requests and requests[0].get("prepare"):  # open each runtime once (builds the shims)
         for name in requests[0]["prepare"]:
             try:
-                built += int(get_backend(str(name)).status().usable)
+                built += int(active_registry().get(str(name)).status().usable)
             except Exception:
                 failed += 1
         requests = requests[1:]
     for request in requests[:MAX_REQUESTS]:
         try:
-            backend = get_backend(str(request["backend"]))
+            backend = active_registry().get(str(request["backend"]))
             result = backend.build(str(request["source"]), language=request.get("language"),
                                    options=[str(o) for o in request.get("options", [])])
             built += int(result.ok)

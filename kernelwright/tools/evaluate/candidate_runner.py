@@ -100,10 +100,9 @@ class OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
 
 def synchronizer():
     """Wait for every backend this process loaded (their queues and streams)."""
-    from kernelwright.tools.backends import BACKENDS, get_backend
+    from kernelwright.tools.backends import active_registry
 
-    loaded = [n for n, target in BACKENDS.items() if target.split(":")[0] in sys.modules]
-    backends = [get_backend(n) for n in loaded]
+    backends = list(active_registry().built().values())
 
     def sync() -> None:
         for b in backends:
@@ -171,12 +170,11 @@ def cache_view(shared: Path, own: Path, rel: str = "") -> None:
 
 def fresh_builds() -> list[dict[str, Any]]:
     """Builds this runner made that the shared cache did not have (sources, not binaries)."""
-    from kernelwright.tools.backends import BACKENDS, get_backend
+    from kernelwright.tools.backends import active_registry
 
     found: list[dict[str, Any]] = []
-    for name, target in BACKENDS.items():
-        if target.split(":")[0] in sys.modules:
-            found += list(getattr(get_backend(name), "fresh_builds", []))
+    for backend in active_registry().built().values():
+        found += list(getattr(backend, "fresh_builds", []))
     return found[:32]
 
 

@@ -151,7 +151,7 @@ def runner_env(settings: Settings, scratch: Path, sandboxed: bool) -> dict[str, 
 
 
 def _runtime_env(settings: Settings) -> dict[str, str]:
-    from kernelwright.tools.backends._env import runtime_env
+    from kernelwright.tools.backends.sycl_env import runtime_env
 
     return runtime_env(settings)
 

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from kernelwright.errors import TraceFormatError
 from kernelwright.tools.gpusim.records import KernelInfo, TraceInstruction
 
 TRACES_FORMAT = (

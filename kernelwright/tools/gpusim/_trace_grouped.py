@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from kernelwright.tools.gpusim._trace_format import TraceFormatError, open_text, parse_line
+from kernelwright.errors import TraceFormatError
+from kernelwright.tools.gpusim._trace_format import open_text, parse_line
 from kernelwright.tools.gpusim.records import ClusterPosition, TraceInstruction, WarpStream
 
 _CACHE_LINES = 200_000  # distinct instruction lines remembered per file (bounds memory)

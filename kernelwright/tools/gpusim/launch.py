@@ -20,7 +20,6 @@ import numpy as np
 
 from kernelwright.errors import LaunchError
 from kernelwright.tools.gpusim._memory import GlobalMemory
-from kernelwright.tools.gpusim._regcount import register_counts
 from kernelwright.tools.gpusim._trace import TraceSampling, WarpRecorder
 from kernelwright.tools.gpusim._types import dtype_of
 from kernelwright.tools.gpusim.address_space import AddressSpace
@@ -33,6 +32,7 @@ from kernelwright.tools.gpusim.emulator import (
 )
 from kernelwright.tools.gpusim.ptx import Module, Param, parse_ptx
 from kernelwright.tools.gpusim.records import KernelInfo, TraceSink
+from kernelwright.tools.ptxas import register_counts
 
 log = logging.getLogger(__name__)
 _KERNEL_IDS = itertools.count(1)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelwright.tools.backends import _env
+from kernelwright.tools.backends import sycl_env as _env
 
 
 def test_runtime_env_names_the_icd_and_the_cache(tmp_settings):
@@ -40,7 +40,7 @@ def test_missing_runtime_leaves_the_icd_unset(tmp_settings, monkeypatch):
 def test_computing_the_env_does_not_import_dpctl():
     code = textwrap.dedent("""
         import sys
-        from kernelwright.tools.backends._env import runtime_env
+        from kernelwright.tools.backends.sycl_env import runtime_env
         runtime_env()
         import kernelwright.tools.backends.sycl  # importing the backend must stay cheap too
         assert "dpctl" not in sys.modules, "dpctl imported"

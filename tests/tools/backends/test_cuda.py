@@ -7,8 +7,8 @@ import pytest
 
 from kernelwright.errors import BackendUnavailableError
 from kernelwright.testing.backend_contract import BackendContract
-from kernelwright.tools.backends._ptxas import entry_names, parse_ptxas, source_name
 from kernelwright.tools.backends.cuda import CudaBackend
+from kernelwright.tools.ptxas import entry_names, parse_ptxas, source_name
 
 VADD = """
 extern "C" __global__ void vadd(const float* a, const float* b, float* out, int n) {

@@ -129,10 +129,11 @@ def test_shared_usm_fallback_copies_back(tmp_path_factory):
 
 
 def test_module_level_load_inline_uses_the_process_backend():
-    from kernelwright.tools.backends import get_backend, sycl
+    from kernelwright.tools.backends import active_registry, sycl
 
     module = sycl.load_inline(VADD)
     assert module.build.backend == "sycl"
     assert sycl.load_inline(VADD) is module  # the in-process cache hands back the same module
     sycl.synchronize()
-    assert get_backend("sycl").build(VADD).cached
+    assert active_registry().get("sycl").build(VADD).cached
+    assert "sycl" in active_registry().used()

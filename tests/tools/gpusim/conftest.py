@@ -25,4 +25,4 @@ def emu_ptx(gpusim_settings) -> str:
         pytest.skip("nvcc is not on PATH")
     from kernelwright.tools.gpusim.workloads._nvcc import compile_ptx
 
-    return compile_ptx((HERE / "kernels_emu.cu").read_text(), settings=gpusim_settings)
+    return compile_ptx((HERE / "kernels_emu.cu").read_text(), gpusim_settings)

@@ -15,15 +15,16 @@ from kernelwright.errors import BackendUnavailableError, BuildError
 log = logging.getLogger(__name__)
 
 
-def compile_ptx(source: str, arch: str = "sm_90", options: tuple[str, ...] = (),
-                settings: Settings | None = None) -> str:  # fmt: skip
-    """PTX for ``source`` from ``nvcc -arch=<arch> -ptx``, cached under ``cache_dir/gpusim-ptx``.
+def compile_ptx(source: str, settings: Settings, arch: str | None = None,
+                options: tuple[str, ...] = ()) -> str:  # fmt: skip
+    """PTX for ``source`` from ``nvcc -arch=<arch> -ptx`` (default ``settings.cuda_arch``),
+    cached under ``settings.cache_dir/gpusim-ptx``.
 
     Raises:
         BackendUnavailableError: nvcc is not on PATH.
         BuildError: nvcc rejected the source (the log is attached).
     """
-    settings = settings or Settings()
+    arch = arch or settings.cuda_arch
     key = hashlib.sha256("\0".join([source, arch, *options]).encode()).hexdigest()[:32]
     path = Path(settings.cache_dir) / "gpusim-ptx" / f"{key}.ptx"
     if path.exists():

@@ -6,7 +6,7 @@ through :func:`kernelwright.tools.gpusim.launch`, optionally streaming traces to
 
 Example:
     >>> from kernelwright.tools.gpusim.workloads import get_workload
-    >>> result = get_workload("mm3").run(size=32)
+    >>> result = get_workload("mm3", settings=Settings()).run(size=32)
     >>> result.n_launches, result.max_error < 1e-4
     (3, True)
 """
@@ -96,9 +96,9 @@ class Workload(ABC):
     source: ClassVar[str]
     defaults: ClassVar[dict[str, Any]] = {}
 
-    def __init__(self, seed: int = 0, settings: Settings | None = None) -> None:
+    def __init__(self, settings: Settings, seed: int = 0) -> None:
         self.seed = seed
-        self.settings = settings or Settings()
+        self.settings = settings
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(seed={self.seed})"
@@ -106,7 +106,7 @@ class Workload(ABC):
     def ptx(self) -> str:
         """PTX of the workload's CUDA source (compiled once, cached by content hash)."""
         text = resources.files(__package__).joinpath(self.source).read_text()
-        return compile_ptx(text, self.settings.cuda_arch, settings=self.settings)
+        return compile_ptx(text, self.settings)
 
     def params(self, **overrides: Any) -> dict[str, Any]:
         unknown = set(overrides) - set(self.defaults)

@@ -1,4 +1,6 @@
-"""Parse ``ptxas -v`` statistics and map PTX entry names back to source names.
+"""ptxas, shared by the CUDA backend and the GPU simulator: parse ``ptxas -v`` statistics, map
+PTX entry names back to source names, and count the registers ptxas allocates (PTX declares
+virtual registers, often hundreds; occupancy needs the allocated count).
 
 ptxas prints, per function::
 
@@ -13,9 +15,17 @@ functions are skipped.
 
 from __future__ import annotations
 
+import logging
 import re
+import shutil
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
 
 from kernelwright.spec.result import KernelStats
+
+log = logging.getLogger(__name__)
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _PROPS = re.compile(r"Function properties for (\S+)")
@@ -86,3 +96,20 @@ def entry_names(entries: list[str]) -> dict[str, str]:
     friendly = [source_name(e) for e in entries]
     pairs = zip(entries, friendly, strict=True)
     return {e: (f if friendly.count(f) == 1 else e) for e, f in pairs}
+
+
+@lru_cache(maxsize=64)
+def register_counts(ptx_hash: str, ptx: str, target: str) -> dict[str, int]:
+    """Registers per entry from ``ptxas -arch=<target> -v`` ({} when ptxas is unavailable)."""
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / f"{ptx_hash[:16]}.ptx"
+        src.write_text(ptx)
+        cmd = [ptxas, f"-arch={target or 'sm_90'}", "-v", str(src), "-o", str(Path(tmp) / "o")]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        log.debug("ptxas failed, trace headers get nregs = 0: %s", proc.stderr[:200])
+        return {}
+    return {k: s.registers or 0 for k, s in parse_ptxas(proc.stderr + proc.stdout).items()}

@@ -67,35 +67,26 @@ def runtime_prefix() -> Path:
     return icd.parent.parent if icd is not None else Path(sys.prefix)
 
 
-def sycl_cache_dir(settings: Settings | None = None) -> Path:
+def sycl_cache_dir(settings: Settings) -> Path:
     """The directory of the SYCL runtime's persistent kernel cache."""
-    return _settings(settings).cache_dir / "sycl"
-
-
-def _settings(settings: Settings | None) -> Settings:
-    if settings is not None:
-        return settings
-    from kernelwright.config import Settings
-
-    return Settings()
+    return settings.cache_dir / "sycl"
 
 
 def runtime_env(settings: Settings | None = None) -> dict[str, str]:
     """Environment variables a process using the SYCL runtime needs.
 
     Args:
-        settings: Where the persistent kernel cache lives (``cache_dir/sycl``); default
-            ``Settings()``.
+        settings: Where the persistent kernel cache lives (``cache_dir/sycl``); ``None``
+            leaves the cache out (device discovery only: what importing the backend sets; the
+            backend sets its cache when it opens its runtime).
 
     Returns:
         Variables to merge into a worker's environment (before it imports dpctl). Empty of
         ``OCL_ICD_FILENAMES`` when the runtime is not installed (``status()`` says how to fix).
     """
-    env = {
-        "ONEAPI_DEVICE_SELECTOR": DEVICE_SELECTOR,
-        "SYCL_CACHE_PERSISTENT": "1",
-        "SYCL_CACHE_DIR": str(sycl_cache_dir(settings)),
-    }
+    env = {"ONEAPI_DEVICE_SELECTOR": DEVICE_SELECTOR}
+    if settings is not None:
+        env |= {"SYCL_CACHE_PERSISTENT": "1", "SYCL_CACHE_DIR": str(sycl_cache_dir(settings))}
     icd = find_icd_library()
     if icd is not None:
         env["OCL_ICD_FILENAMES"] = str(icd)
@@ -116,7 +107,7 @@ def apply_runtime_env(settings: Settings | None = None) -> dict[str, str]:
             warnings.warn(
                 "dpctl was imported before kernelwright set the SYCL runtime environment; "
                 "the Intel CPU device may be missing. Fix: import kernelwright's sycl backend "
-                "before dpctl, or export the variables of kernelwright.tools.backends._env."
+                "before dpctl, or export the variables of kernelwright.tools.backends.sycl_env."
                 "runtime_env().",
                 RuntimeWarning,
                 stacklevel=2,
