@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from kernelwright.agents._usage import UsageLedger, model_from_reply
+from kernelwright.agents.usage import UsageLedger, model_from_reply
 from kernelwright.config import LLMSettings
 from kernelwright.errors import LLMBudgetError, LLMError, ReplyFormatError
 from kernelwright.prompts import extract_json, render

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelwright.agents._replies import CritiqueReply, PlanReply, coder_parser
-from kernelwright.agents._usage import UsageLedger
 from kernelwright.agents.llm import LLMClient, make_chat_model
 from kernelwright.agents.protocols import Coder, Critic, Planner
+from kernelwright.agents.usage import UsageLedger
 from kernelwright.config import LLMSettings
 from kernelwright.errors import LLMBudgetError
 from kernelwright.prompts import evolve_regions, render

@@ -64,8 +64,8 @@ def offline_team(
 
 
 def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic):
-    from kernelwright.agents._usage import UsageLedger
     from kernelwright.agents.llm_policies import make_llm_policies
+    from kernelwright.agents.usage import UsageLedger
 
     usage_path = store.run_dir(run_id) / "usage.json"
     ledger = (

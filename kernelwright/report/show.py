@@ -68,7 +68,7 @@ def _print_usage(console: Console, runs: RunStore, run_id: str) -> None:
     if not path.exists():
         console.print("LLM usage: none (offline policies)")
         return
-    from kernelwright.agents._usage import UsageLedger
+    from kernelwright.agents.usage import UsageLedger
 
     ledger = UsageLedger.model_validate_json(path.read_text())
     table = Table(

@@ -236,9 +236,9 @@ def test_coder_evolves_meta_prompts_from_scores(scripted_llm, make_client, task_
 
 def test_make_llm_policies_wires_protocols_ledger_and_archive(scripted_llm, tmp_path,
                                                               task_and_contract, monkeypatch):
-    from kernelwright.agents._usage import UsageLedger
     from kernelwright.agents.llm_policies import make_llm_policies
     from kernelwright.agents.protocols import Coder, Critic, Planner
+    from kernelwright.agents.usage import UsageLedger
     from kernelwright.config import LLMSettings
 
     task, contract = task_and_contract

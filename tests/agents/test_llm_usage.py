@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage
 
-from kernelwright.agents._usage import Usage, UsageLedger, usage_from_reply
+from kernelwright.agents.usage import Usage, UsageLedger, usage_from_reply
 from kernelwright.config import LLMSettings
 from kernelwright.testing.scripted_llm import reply
 
