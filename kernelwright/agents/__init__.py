@@ -1,17 +1,22 @@
-"""The four roles (planner, coder, profiler, critic): protocols, offline and LLM policies."""
+"""The four roles (planner, coder, profiler, critic): one module per role, each holding the
+role's protocol, its offline policy and (where there is one) its LLM policy."""
 
-from kernelwright.agents.protocols import Coder, Critic, Planner, Profiler
-from kernelwright.spec.plan import Action, Decision, History, Plan, Profile, Roofline
+from kernelwright.agents.coder import Coder, LLMCoder, TemplateCoder
+from kernelwright.agents.critic import Critic, HierarchyCritic, LLMCritic, RuleCritic
+from kernelwright.agents.planner import LLMPlanner, Planner, RulePlanner
+from kernelwright.agents.profiler import Profiler, RooflineProfiler
 
 __all__ = [
-    "Action",
     "Coder",
     "Critic",
-    "Decision",
-    "History",
-    "Plan",
+    "HierarchyCritic",
+    "LLMCoder",
+    "LLMCritic",
+    "LLMPlanner",
     "Planner",
-    "Profile",
     "Profiler",
-    "Roofline",
+    "RooflineProfiler",
+    "RuleCritic",
+    "RulePlanner",
+    "TemplateCoder",
 ]

@@ -1,20 +1,57 @@
-"""The offline coder: instantiate kernel templates and move through their parameter spaces.
+"""The coder: writes candidate modules for a plan.
 
-Deterministic for a given history (its generator is seeded by the run seed and the round), so a
-resumed run proposes what the interrupted one would have.
+The role's protocol (:class:`Coder`); its offline policy (:class:`TemplateCoder`: instantiate
+kernel templates and move through their parameter spaces, deterministic for a given history as
+its generator is seeded by the run seed and the round, so a resumed run proposes what the
+interrupted one would have); and its LLM policy (:class:`LLMCoder`: whole modules or
+SEARCH/REPLACE edits, with meta-prompt evolution).
 """
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 
+from kernelwright.agents.llm import LLMClient
 from kernelwright.agents.matching import op_spec_from_plan
-from kernelwright.errors import ConfigError
+from kernelwright.agents.metaprompter import MetaPrompter
+from kernelwright.agents.prompting import (
+    SourceLookup,
+    advice_for,
+    chat_messages,
+    feedback_from_profile,
+    lookup_source,
+    plan_text,
+    profile_fitness,
+    profile_summary,
+)
+from kernelwright.errors import ConfigError, LLMBudgetError
+from kernelwright.prompts import (
+    apply_edits,
+    check_module,
+    evolve_regions,
+    extract_module,
+    parse_edits,
+    render,
+)
+from kernelwright.prompts.context import Exemplar
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.plan import Action, History, Plan
 from kernelwright.templates import OpSpec, Template, get_template
 
 Params = dict[str, int | str | bool]
+
+
+@runtime_checkable
+class Coder(Protocol):
+    """Writes candidates for a plan, learning from the history of evaluated ones."""
+
+    def propose(
+        self, task: Task, contract: Contract, plan: Plan, history: History, n: int
+    ) -> list[Candidate]:
+        """Up to ``n`` new candidates not yet in ``history`` (empty when it has no more ideas)."""
+        ...
 
 
 class TemplateCoder:
@@ -111,3 +148,143 @@ def _random_points(template: Template, rng: np.random.Generator, count: int):
     space = template.space()
     for _ in range(count):
         yield template, {name: values[rng.integers(len(values))] for name, values in space.items()}
+
+
+def coder_parser(parent_source: str | None, edit_mode: bool):
+    """A ``text -> module source`` parser for coder replies.
+
+    In edit mode the reply must hold SEARCH/REPLACE edits of the parent's evolve blocks; else it
+    must hold one complete module. Either way the result must parse and define ``ModelNew``.
+    """
+
+    def parse(text: str) -> str:
+        if edit_mode and parent_source is not None:
+            return check_module(apply_edits(parent_source, parse_edits(text)))
+        return extract_module(text)
+
+    return parse
+
+
+class LLMCoder:
+    """Writes candidates with the LLM: whole modules, or SEARCH/REPLACE edits of the best's
+    ``[EVOLVE_START]/[EVOLVE_END]`` blocks; optional meta-prompt evolution.
+
+    ``sources`` looks a candidate up by id (the run store) so the current best can be shown after
+    a resume; candidates this coder proposed are remembered anyway. When the LLM yields nothing
+    usable, the ``fallback`` coder proposes instead.
+    """
+
+    def __init__(
+        self,
+        client: LLMClient,
+        fallback: Coder | None = None,
+        sources: SourceLookup | None = None,
+        metaprompter: MetaPrompter | None = None,
+        inspirations: int = 2,
+    ) -> None:
+        self.client = client
+        self.fallback = fallback
+        self.lookup = sources
+        self.metaprompter = metaprompter
+        self.inspirations = inspirations
+        self._known: dict[str, Candidate] = {}
+        self._reported: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"LLMCoder({self.client!r}, fallback={self.fallback!r})"
+
+    def source(self, candidate_id: str) -> Candidate | None:
+        if candidate_id in self._known:
+            return self._known[candidate_id]
+        return lookup_source(self.lookup, candidate_id)
+
+    def propose(
+        self, task: Task, contract: Contract, plan: Plan, history: History, n: int
+    ) -> list[Candidate]:
+        self._report_scores(history)
+        out: list[Candidate] = []
+        for _ in range(max(n, 0)):
+            if self.client.over_budget():
+                break
+            try:
+                candidate = self._one(task, contract, plan, history)
+            except LLMBudgetError:
+                break
+            if candidate is not None and candidate.id not in {c.id for c in out}:
+                self._known[candidate.id] = candidate
+                out.append(candidate)
+        if not out and self.fallback is not None and not self.client.over_budget():
+            return self.fallback.propose(task, contract, plan, history, n)
+        return out
+
+    def _one(self, task: Task, contract: Contract, plan: Plan, history: History):
+        parent = self.source(history.best.candidate_id) if history.best else None
+        edit_mode = parent is not None and bool(evolve_regions(parent.source))
+        prompt = self.metaprompter.archive.select() if self.metaprompter else None
+        user = render(
+            "coder.j2",
+            sections=prompt.sections if prompt else {},
+            contract=contract.render(),
+            reference_source=task.path.read_text(),
+            plan=self._plan_with_critique(plan, history),
+            backend=plan.backend,
+            advice=advice_for(plan, 5),
+            parent=Exemplar(source=parent.source, summary=profile_summary(history.best))
+            if parent
+            else None,
+            feedback=feedback_from_profile(history.best) if parent else None,
+            inspirations=self._inspirations(history),
+            edit_mode=edit_mode,
+        )
+        parse = coder_parser(parent.source if parent else None, edit_mode)
+        want = "edits" if edit_mode else "code"
+        source = self.client.ask("coder", chat_messages("the coder", user), parse, want=want)
+        if source is None:
+            return None
+        return Candidate(
+            source=source,
+            backend=plan.backend,
+            origin="llm",
+            parent=parent.id if parent else None,
+            prompt_id=prompt.id if prompt else None,
+        )
+
+    @staticmethod
+    def _plan_with_critique(plan: Plan, history: History) -> str:
+        text = plan_text(plan)
+        if history.last_decision is not None:
+            text += f"\nThe critic's last verdict: {history.last_decision.reason}"
+        return text
+
+    def _inspirations(self, history: History) -> list[Exemplar]:
+        best_id = history.best.candidate_id if history.best else None
+        ranked = sorted(
+            (p for p in history.profiles if p.correct and p.candidate_id != best_id),
+            key=lambda p: -(p.speedup or 0.0),
+        )
+        out: list[Exemplar] = []
+        for p in ranked:
+            cand = self.source(p.candidate_id)
+            if cand is not None and len(out) < self.inspirations:
+                out.append(Exemplar(source=cand.source, summary=profile_summary(p)))
+        return out
+
+    def _report_scores(self, history: History) -> None:
+        """Feed scores of our earlier candidates to the meta-prompter (once each)."""
+        if self.metaprompter is None:
+            return
+        archive = self.metaprompter.archive
+        for p in history.profiles:
+            cand = self._known.get(p.candidate_id)
+            if p.candidate_id in self._reported or cand is None or cand.prompt_id is None:
+                continue
+            self._reported.add(p.candidate_id)
+            prompt = archive.prompts.get(cand.prompt_id)
+            if prompt is None:
+                continue
+            try:
+                self.metaprompter.observe(
+                    prompt, cand.source, feedback_from_profile(p), profile_fitness(p)
+                )
+            except LLMBudgetError:
+                return

@@ -1,11 +1,24 @@
-"""The profiler: turn a harness verdict into a Profile with a roofline position."""
+"""The profiler: turn a harness verdict into a Profile with a roofline position.
+
+The role's protocol (:class:`Profiler`) and its offline policy (:class:`RooflineProfiler`); there
+is no LLM profiler (the numbers come from the harness and the measured machine peaks).
+"""
 
 from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
 
 from kernelwright.spec import Candidate
 from kernelwright.spec.peaks import MachinePeaks
 from kernelwright.spec.plan import Plan, Profile, Roofline, stats_as_dict
 from kernelwright.spec.result import EvalResult
+
+
+@runtime_checkable
+class Profiler(Protocol):
+    """Turns a harness verdict into the evidence the critic and coder read."""
+
+    def profile(self, candidate: Candidate, result: EvalResult, plan: Plan) -> Profile: ...
 
 
 def roofline(plan: Plan, peaks: MachinePeaks, seconds: float | None) -> Roofline:

@@ -21,7 +21,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from kernelwright.agents.protocols import Coder, Critic, Planner, Profiler
+from kernelwright.agents import Coder, Critic, Planner, Profiler
 from kernelwright.config import Settings
 from kernelwright.graphs.state import EvalRequest, RunState, history_of
 from kernelwright.graphs.store import RunStore

@@ -64,7 +64,7 @@ def offline_team(
 
 
 def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic):
-    from kernelwright.agents.llm_policies import make_llm_policies
+    from kernelwright.agents.llm_team import make_llm_policies
     from kernelwright.agents.usage import UsageLedger
 
     usage_path = store.run_dir(run_id) / "usage.json"

@@ -100,7 +100,7 @@ def _print_prompt_lineage(console: Console, runs: RunStore, run_id: str, best_id
     prompt_id = runs.load_candidate(run_id, best_id).prompt_id
     if not path.exists() or prompt_id is None:
         return
-    from kernelwright.tools.evolve.metaprompt import PromptArchive
+    from kernelwright.agents.metaprompter import PromptArchive
 
     table = Table(
         "prompt",

@@ -31,6 +31,7 @@ from kernelwright.spec.result import (
     Level,
     Timing,
     VariantCheck,
+    fitness,
 )
 from kernelwright.spec.task import Task, import_task_module
 
@@ -59,6 +60,7 @@ __all__ = [
     "VariantCheck",
     "best_profile",
     "derive_contract",
+    "fitness",
     "guess_backend",
     "import_task_module",
     "run_reference",

@@ -31,6 +31,16 @@ class Level(IntEnum):
     CORRECT = 5
 
 
+def fitness(level: int, speedup: float | None) -> float:
+    """KernelFoundry's score: ``F = ℓ + 𝟙[ℓ = 5] · s`` (ladder level ℓ, speedup s over eager).
+
+    One number for MAP-Elites elites and meta-prompts alike: an incorrect candidate scores its
+    ladder level (a stepping stone), a correct one 5 plus its speedup.
+    """
+    bonus = speedup if level == Level.CORRECT and speedup is not None else 0.0
+    return float(level) + float(bonus)
+
+
 class Flag(StrEnum):
     """Reasons to distrust or reject a result; any REJECTING flag makes a candidate incorrect."""
 

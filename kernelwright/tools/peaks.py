@@ -16,18 +16,13 @@ from pathlib import Path
 import torch
 
 from kernelwright.spec.peaks import MachinePeaks
+from kernelwright.tools.cpuinfo import cpu_model
 
 log = logging.getLogger(__name__)
 
 
 def machine_id() -> str:
-    cpu = ""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_model()
     return f"{platform.node()}|{cpu or platform.processor()}|{torch.get_num_threads()}t"
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from kernelwright.agents import LLMCoder, LLMCritic, LLMPlanner
 from kernelwright.agents.critic import RuleCritic
-from kernelwright.agents.llm_policies import LLMCoder, LLMCritic, LLMPlanner
 from kernelwright.agents.profiler import RooflineProfiler
 from kernelwright.config import Settings
 from kernelwright.graphs.optimize import OptimizeContext

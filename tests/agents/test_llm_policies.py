@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from kernelwright.agents.llm_policies import LLMCoder, LLMCritic, LLMPlanner, kernel_score
+from kernelwright.agents.coder import LLMCoder
+from kernelwright.agents.critic import LLMCritic
+from kernelwright.agents.metaprompter import MetaPrompter, PromptArchive
+from kernelwright.agents.planner import LLMPlanner
+from kernelwright.agents.prompting import profile_fitness
 from kernelwright.spec import Candidate, ImplementationSpace, Task, derive_contract
 from kernelwright.spec.opclass import OperatorClass
 from kernelwright.spec.plan import Action, Decision, History, Plan, Profile
 from kernelwright.testing.scripted_llm import reply, tool_call
-from kernelwright.tools.evolve.metaprompt import MetaPrompter, PromptArchive
 
 TASK = '''import torch
 
@@ -229,15 +232,15 @@ def test_coder_evolves_meta_prompts_from_scores(scripted_llm, make_client, task_
     assert len(archive) == 2
     child = next(p for p in archive.prompts.values() if p.id != seed_id)
     assert child.parents == [seed_id] and "NEW LESSON" in child.sections["common_pitfalls"]
-    assert archive.stats[seed_id].fitness == kernel_score(profiles[0]) == 6.2
+    assert archive.stats[seed_id].fitness == profile_fitness(profiles[0]) == 6.2
     meta_prompt = scripted_llm.requests[2]["messages"][-1]["content"]
     assert "not correct (level 1 of 5)" in meta_prompt
 
 
 def test_make_llm_policies_wires_protocols_ledger_and_archive(scripted_llm, tmp_path,
                                                               task_and_contract, monkeypatch):
-    from kernelwright.agents.llm_policies import make_llm_policies
-    from kernelwright.agents.protocols import Coder, Critic, Planner
+    from kernelwright.agents import Coder, Critic, Planner
+    from kernelwright.agents.llm_team import make_llm_policies
     from kernelwright.agents.usage import UsageLedger
     from kernelwright.config import LLMSettings
 

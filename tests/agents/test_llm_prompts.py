@@ -5,10 +5,10 @@ from __future__ import annotations
 import jinja2
 import pytest
 
+from kernelwright.agents.metaprompter import MetaPrompt
 from kernelwright.prompts import render, template_names
 from kernelwright.prompts.context import Exemplar, Feedback
 from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timing, VariantCheck
-from kernelwright.tools.evolve.metaprompt import MetaPrompt
 from kernelwright.tools.knowledge import retrieve
 
 RESULT = EvalResult(

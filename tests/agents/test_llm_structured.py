@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from kernelwright.agents._replies import CritiqueReply, PlanReply, coder_parser
+from kernelwright.agents.coder import coder_parser
+from kernelwright.agents.critic import CritiqueReply
+from kernelwright.agents.planner import PlanReply
 from kernelwright.prompts import extract_module
 from kernelwright.spec.plan import Action
 from kernelwright.testing.scripted_llm import malformed, reply, tool_call

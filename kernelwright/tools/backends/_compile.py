@@ -66,12 +66,3 @@ def tool_version(tool: str) -> str:
     return (release or lines or ["?"])[0]
 
 
-@cache
-def cpu_signature() -> str:
-    """The CPU's model and flags (``-march=native`` builds are only valid on the same kind)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown-cpu"
-    keep = [ln for ln in text.splitlines() if ln.startswith(("model name", "flags"))]
-    return "\n".join(dict.fromkeys(keep))

@@ -19,7 +19,6 @@ from kernelwright.errors import BackendUnavailableError
 from kernelwright.tools.backends._args import convert_args
 from kernelwright.tools.backends._compile import (
     compile_atomically,
-    cpu_signature,
     tool_version,
     write_atomically,
 )
@@ -32,6 +31,7 @@ from kernelwright.tools.backends.base import (
     KernelModule,
     module_functions,
 )
+from kernelwright.tools.cpuinfo import cpu_signature
 
 if TYPE_CHECKING:
     from kernelwright.config import Settings

@@ -7,7 +7,7 @@ from kernelwright.tools.evolve.descriptors import (
     describe,
     measured_bound,
 )
-from kernelwright.tools.evolve.islands import Elite, fitness
+from kernelwright.tools.evolve.islands import Elite
 from kernelwright.tools.evolve.selection import Mode, ParentSelector, Selection
 
 __all__ = [
@@ -19,6 +19,5 @@ __all__ = [
     "ParentSelector",
     "Selection",
     "describe",
-    "fitness",
     "measured_bound",
 ]

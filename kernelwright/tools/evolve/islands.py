@@ -9,15 +9,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-CORRECT_LEVEL = 5  # Level.CORRECT on KernelFoundry's 0-5 ladder
+from kernelwright.spec.result import Level, fitness
+
+CORRECT_LEVEL = Level.CORRECT
 
 Cell = tuple[int, ...]
-
-
-def fitness(level: int, speedup: float | None) -> float:
-    """KernelFoundry's score: ``F = ℓ + 𝟙[ℓ = 5] · s`` (ladder level ℓ, speedup s over eager)."""
-    bonus = speedup if level == CORRECT_LEVEL and speedup is not None else 0.0
-    return float(level) + float(bonus)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from kernelwright.spec import fitness
 from kernelwright.spec.result import EvalResult, Level, Timing
 from kernelwright.tools.evolve.archive import MapElitesArchive
-from kernelwright.tools.evolve.islands import Elite, beats, fitness
+from kernelwright.tools.evolve.islands import Elite, beats
 
 
 def result(level: Level, speedup: float | None = None, flags=()) -> EvalResult:

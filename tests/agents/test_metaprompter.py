@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernelwright.errors import ReplyFormatError
-from kernelwright.prompts import Edit
-from kernelwright.prompts.context import Feedback
-from kernelwright.tools.evolve.metaprompt import (
+from kernelwright.agents.metaprompter import (
     SECTION_NAMES,
     MetaPrompt,
     MetaPrompter,
     PromptArchive,
     apply_section_edits,
 )
+from kernelwright.errors import ReplyFormatError
+from kernelwright.prompts import Edit
+from kernelwright.prompts.context import Feedback
 
 
 def child_of(parent: MetaPrompt, tag: str) -> MetaPrompt:
