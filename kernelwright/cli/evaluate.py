@@ -21,13 +21,13 @@ from kernelwright.errors import KernelwrightError
 @app.command("eval")
 def eval_cmd(task: Path, candidate: Path, backend: BackendOpt = None, json_out: JsonOpt = False):
     """Verify a candidate module against a task and time it against PyTorch eager."""
+    import kernelwright
     from kernelwright.report.console import print_eval
-    from kernelwright.spec import Candidate, Task
-    from kernelwright.tools.evaluate import evaluate
+    from kernelwright.spec import Candidate
 
     try:
-        result = evaluate(
-            Task.from_path(task), Candidate.from_file(candidate, backend), settings=_settings()
+        result = kernelwright.evaluate(
+            kernelwright.load_task(task), Candidate.from_file(candidate, backend), _settings()
         )
     except KernelwrightError as exc:
         _fail(exc)

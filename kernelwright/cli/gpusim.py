@@ -28,12 +28,14 @@ def trace(
     cta_every: Annotated[int, typer.Option(help="trace every k-th CTA (bounds the size)")] = 1,
 ) -> None:
     """Run a CUDA workload on the PTX emulator and write an Accel-Sim v5 trace directory."""
-    from kernelwright.report.gpusim import run_trace
+    from kernelwright.report.gpusim import print_trace
+    from kernelwright.tools.gpusim.workloads.tracing import trace_workload
 
     try:
-        run_trace(console, workload, out, _parse_params(size or []), cta_every, _settings())
+        summary = trace_workload(workload, out, _settings(), _parse_params(size or []), cta_every)
     except (KernelwrightError, ValueError) as exc:
         _fail(exc)
+    print_trace(console, summary)
 
 
 @app.command()

@@ -49,8 +49,8 @@ def optimize(
     llm_max_retries: LlmRetries = None,
 ) -> None:
     """Optimise a task end to end: plan, write kernels, verify, time, decide; checkpointed."""
+    import kernelwright
     from kernelwright.config import LLMSettings
-    from kernelwright.graphs.runner import start_run
 
     given = {
         "base_url": llm_base_url,
@@ -67,7 +67,9 @@ def optimize(
         _fail(exc)
     settings = _settings(backend=backend, budget=budget, time_limit_s=time_limit, llm=llm)
     _run(
-        lambda obs: start_run(task, settings, run_id=run_id, store=store, observer=obs),
+        lambda obs: kernelwright.optimize(
+            task, settings, run_id=run_id, store=store, observer=obs
+        ),
         settings.budget,
         json_out,
     )
@@ -76,7 +78,8 @@ def optimize(
 @app.command()
 def resume(run_id: str, store: StoreOpt = None, json_out: JsonOpt = False) -> None:
     """Continue a run (or a campaign) from its last checkpoint."""
-    from kernelwright.graphs.runner import resume_run, store_root
+    import kernelwright
+    from kernelwright.graphs.runner import store_root
     from kernelwright.graphs.store import RunStore
 
     settings = _settings()
@@ -85,7 +88,11 @@ def resume(run_id: str, store: StoreOpt = None, json_out: JsonOpt = False) -> No
             from kernelwright.cli.campaign import resume_campaign_command
 
             return resume_campaign_command(run_id, store, json_out)
-    _run(lambda obs: resume_run(run_id, settings, store=store, observer=obs), None, json_out)
+    _run(
+        lambda obs: kernelwright.resume(run_id, settings, store=store, observer=obs),
+        None,
+        json_out,
+    )
 
 
 def _run(start, budget: int | None, json_out: bool) -> None:
@@ -142,9 +149,16 @@ def demo(
 ) -> None:
     """The main job on the embedded default: evaluate every example candidate, then optimise an
     L2 fusion."""
-    from kernelwright.report.demo import run_demo
+    import kernelwright
+    from kernelwright.graphs.demo import DEMO_TASK, evaluate_examples
+    from kernelwright.report.demo import print_examples
 
+    settings = _settings(budget=budget)
     try:
-        run_demo(console, _settings(budget=budget))
+        with console.status("evaluating example candidates") as status:
+            rows = evaluate_examples(settings, lambda name: status.update(f"evaluating {name}"))
     except KernelwrightError as exc:
         _fail(exc)
+    print_examples(console, rows)
+    console.rule(f"optimising {DEMO_TASK.stem} (budget {settings.budget} evaluations)")
+    _run(lambda obs: kernelwright.optimize(DEMO_TASK, settings, observer=obs), budget, False)

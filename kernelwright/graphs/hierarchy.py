@@ -13,7 +13,6 @@ tuner from its journal), so graph nodes stay idempotent.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING
 
@@ -65,7 +64,7 @@ class R3Search:
             cell = archive.cell_of(tuple(describe(source)))
             archive.add_scored(profile.candidate_id, cell, profile.level, profile.speedup)
             archive.end_generation()
-        archive.save(self.store.run_dir(self.run_id) / "archive.json")
+        archive.save(self.store.archive_path(self.run_id))
         return archive
 
     def parent(self, history: History) -> Profile | None:
@@ -97,7 +96,7 @@ class R3Search:
             import optuna
 
             optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress goes to the CLI
-            journal = self.store.run_dir(self.run_id) / "tune" / f"{template.name}.journal"
+            journal = self.store.tune_journal_path(self.run_id, template.name)
             tuner = OptunaTuner(
                 SearchSpace.from_declared(template.space()),
                 storage_path=journal,
@@ -110,13 +109,9 @@ class R3Search:
             self._tuners[template.name] = tuner
         return self._tuners[template.name]
 
-    def _pending_path(self, template: Template):
-        return self.store.run_dir(self.run_id) / "tune" / f"{template.name}.pending.json"
-
     def _tell_finished(self, template: Template, tuner: OptunaTuner) -> None:
         """Tell the tuner the results of trials whose candidates were evaluated since."""
-        path = self._pending_path(template)
-        pending = json.loads(path.read_text()) if path.exists() else {}
+        pending = self.store.load_pending_trials(self.run_id, template.name)
         states = {t.number: t.state for t in tuner.trials()}
         for number, cid in list(pending.items()):
             record = self.store.load_result(self.run_id, cid)
@@ -125,16 +120,11 @@ class R3Search:
             if record is not None and states.get(int(number)) == TrialState.RUNNING:
                 tuner.tell(int(number), EvalResult.model_validate(record["result"]))
             del pending[number]
-        self.store.write_text(
-            self.run_id,
-            str(path.relative_to(self.store.run_dir(self.run_id))),
-            json.dumps(pending),
-        )
+        self.store.save_pending_trials(self.run_id, template.name, pending)
 
     def _ask(self, template, tuner, spec, history: History, n: int) -> list[Candidate]:
         seen = {p.candidate_id: p for p in history.profiles}
-        path = self._pending_path(template)
-        pending = json.loads(path.read_text()) if path.exists() else {}
+        pending = self.store.load_pending_trials(self.run_id, template.name)
         out: list[Candidate] = []
         for _ in range(8 * max(n, 1)):
             if len(out) >= n or tuner.exhausted:
@@ -157,8 +147,7 @@ class R3Search:
                     continue
             pending[str(number)] = cid
             out.append(candidate)
-        rel = str(path.relative_to(self.store.run_dir(self.run_id)))
-        self.store.write_text(self.run_id, rel, json.dumps(pending))
+        self.store.save_pending_trials(self.run_id, template.name, pending)
         log.info("inner level: %d tuner proposals for %s", len(out), template.name)
         return out
 

@@ -90,8 +90,7 @@ class OptimizeNodes:
         task, contract = self.ctx.task(state["task_path"])
         plan = self.ctx.planner.plan(task, contract, state["backend"])
         store = self.ctx.store
-        store.write_text(state["run_id"], "contract.txt", contract.render())
-        store.write_text(state["run_id"], "plan.json", plan.model_dump_json(indent=1))
+        store.save_plan(state["run_id"], contract.render(), plan.model_dump_json(indent=1))
         store.update_meta(state["run_id"], status="running", plan=plan.strategy)
         self._persist()
         return {"plan": plan, "round": 0, "status": "running"}

@@ -128,13 +128,13 @@ def finish_report(
 ) -> RunReport:
     """Save the best candidate (and the final archive of a hierarchical run); idempotent."""
     profiles: list[Profile] = list(values.get("profiles") or [])
-    if (runs.run_dir(run_id) / "archive.json").exists():
+    if runs.archive_path(run_id).exists():
         R3Search(runs, run_id, settings).archive(profiles)
     best = best_profile(profiles)
     kernel_path = None
     if best is not None:
         candidate = runs.load_candidate(run_id, best.candidate_id)
-        kernel_path = str(runs.write_text(run_id, "best/candidate.py", candidate.source))
+        kernel_path = str(runs.save_best(run_id, candidate.source))
     meta = runs.update_meta(
         run_id,
         status="done",

@@ -4,10 +4,18 @@ Layout under ``settings.data_dir`` (or ``--store PATH``)::
 
     checkpoints.sqlite          LangGraph SqliteSaver, thread id = run id
     runs/<run_id>/meta.json     task, backend, budget, status, timestamps
+    runs/<run_id>/contract.txt  the contract derived from the reference
+    runs/<run_id>/plan.json     the planner's plan
     runs/<run_id>/candidates/<candidate id>.py|.json   sources by content hash
     runs/<run_id>/results/<candidate id>.json          EvalResult + Profile (idempotency cache)
     runs/<run_id>/evaluations.log                      one line per evaluation actually run
-    runs/<run_id>/best/                                the best candidate module and report
+    runs/<run_id>/archive.json                         MAP-Elites archive (hierarchical runs)
+    runs/<run_id>/tune/<template>.journal|.pending.json  the inner tuner's study and open trials
+    runs/<run_id>/usage.json                           LLM usage ledger (LLM runs)
+    runs/<run_id>/prompts.json                         meta-prompt archive (LLM runs)
+    runs/<run_id>/best/candidate.py                    the best candidate module
+
+Only this module knows these names: everything else asks :class:`RunStore` for an artefact.
 """
 
 from __future__ import annotations
@@ -32,6 +40,20 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+CHECKPOINTS = "checkpoints.sqlite"
+META = "meta.json"
+CONTRACT = "contract.txt"
+PLAN = "plan.json"
+CANDIDATES = "candidates"
+RESULTS = "results"
+EVALUATIONS = "evaluations.log"
+ARCHIVE = "archive.json"
+TUNE = "tune"
+USAGE = "usage.json"
+PROMPTS = "prompts.json"
+BEST_KERNEL = "best/candidate.py"
 
 
 def new_run_id(task_name: str) -> str:
@@ -63,7 +85,7 @@ class RunStore:
         self.write_meta(run_id, {**meta, "run_id": run_id, "started": now, "updated": now})
 
     def write_meta(self, run_id: str, meta: dict[str, Any]) -> None:
-        _atomic_write(self.run_dir(run_id) / "meta.json", json.dumps(meta, indent=1))
+        _atomic_write(self.run_dir(run_id) / META, json.dumps(meta, indent=1))
 
     def update_meta(self, run_id: str, **changes: Any) -> dict[str, Any]:
         meta = {**self.meta(run_id), **changes, "updated": time.time()}
@@ -71,7 +93,7 @@ class RunStore:
         return meta
 
     def meta(self, run_id: str) -> dict[str, Any]:
-        path = self.run_dir(run_id) / "meta.json"
+        path = self.run_dir(run_id) / META
         if not path.exists():
             known = ", ".join(self.run_ids()[-5:]) or "none yet"
             raise RunStoreError(
@@ -81,52 +103,89 @@ class RunStore:
         return json.loads(path.read_text())
 
     def run_ids(self) -> list[str]:
-        runs = [p for p in self.runs_dir.iterdir() if (p / "meta.json").exists()]
+        runs = [p for p in self.runs_dir.iterdir() if (p / META).exists()]
         return [p.name for p in sorted(runs, key=lambda p: p.stat().st_mtime)]
 
     # -- candidates and results -----------------------------------------------------------
     def save_candidate(self, run_id: str, candidate: Candidate) -> Path:
-        base = self.run_dir(run_id) / "candidates" / candidate.id
+        base = self.run_dir(run_id) / CANDIDATES / candidate.id
         if not base.with_suffix(".py").exists():
             _atomic_write(base.with_suffix(".json"), candidate.model_dump_json(exclude={"source"}))
             _atomic_write(base.with_suffix(".py"), candidate.source)
         return base.with_suffix(".py")
 
     def load_candidate(self, run_id: str, candidate_id: str) -> Candidate:
-        base = self.run_dir(run_id) / "candidates" / candidate_id
+        base = self.run_dir(run_id) / CANDIDATES / candidate_id
         meta = json.loads(base.with_suffix(".json").read_text())
         meta.pop("id", None)
         return Candidate(source=base.with_suffix(".py").read_text(), **meta)
 
     def save_result(self, run_id: str, candidate_id: str, record: dict[str, Any]) -> None:
-        path = self.run_dir(run_id) / "results" / f"{candidate_id}.json"
+        path = self.run_dir(run_id) / RESULTS / f"{candidate_id}.json"
         _atomic_write(path, json.dumps(record))
 
     def load_result(self, run_id: str, candidate_id: str) -> dict[str, Any] | None:
-        path = self.run_dir(run_id) / "results" / f"{candidate_id}.json"
+        path = self.run_dir(run_id) / RESULTS / f"{candidate_id}.json"
         return json.loads(path.read_text()) if path.exists() else None
 
     def log_evaluation(self, run_id: str, candidate_id: str) -> None:
-        with open(self.run_dir(run_id) / "evaluations.log", "a") as fh:
+        with open(self.run_dir(run_id) / EVALUATIONS, "a") as fh:
             fh.write(f"{time.time():.3f} {os.getpid()} {candidate_id}\n")
             fh.flush()
             os.fsync(fh.fileno())
 
     def evaluations(self, run_id: str) -> list[str]:
-        path = self.run_dir(run_id) / "evaluations.log"
+        path = self.run_dir(run_id) / EVALUATIONS
         return (
             [line.split()[-1] for line in path.read_text().splitlines()] if path.exists() else []
         )
 
-    def write_text(self, run_id: str, relative: str, text: str) -> Path:
-        path = self.run_dir(run_id) / relative
-        _atomic_write(path, text)
+    # -- the plan, the best kernel ---------------------------------------------------------
+    def save_plan(self, run_id: str, contract_text: str, plan_json: str) -> None:
+        """The contract the planner saw and the plan it made (for ``show`` and people)."""
+        _atomic_write(self.run_dir(run_id) / CONTRACT, contract_text)
+        _atomic_write(self.run_dir(run_id) / PLAN, plan_json)
+
+    def save_best(self, run_id: str, source: str) -> Path:
+        """Write the best candidate's module; returns its path."""
+        path = self.run_dir(run_id) / BEST_KERNEL
+        _atomic_write(path, source)
         return path
+
+    # -- search state and LLM state (files owned by their objects' own load/save) ----------
+    def archive_path(self, run_id: str) -> Path:
+        """The MAP-Elites archive (``MapElitesArchive.save``/``load``)."""
+        return self.run_dir(run_id) / ARCHIVE
+
+    def tune_journal_path(self, run_id: str, template: str) -> Path:
+        """The inner tuner's Optuna journal for ``template``."""
+        return self.run_dir(run_id) / TUNE / f"{template}.journal"
+
+    def load_pending_trials(self, run_id: str, template: str) -> dict[str, str]:
+        """Tuner trial number -> candidate id of trials asked but not yet told."""
+        path = self.run_dir(run_id) / TUNE / f"{template}.pending.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def save_pending_trials(self, run_id: str, template: str, pending: dict[str, str]) -> None:
+        _atomic_write(self.run_dir(run_id) / TUNE / f"{template}.pending.json",
+                      json.dumps(pending))
+
+    def prompts_path(self, run_id: str) -> Path:
+        """The meta-prompt archive (``PromptArchive.save``/``load``)."""
+        return self.run_dir(run_id) / PROMPTS
+
+    def load_usage(self, run_id: str) -> str | None:
+        """The LLM usage ledger as JSON, or ``None`` for a run without LLM calls yet."""
+        path = self.run_dir(run_id) / USAGE
+        return path.read_text() if path.exists() else None
+
+    def save_usage(self, run_id: str, ledger_json: str) -> None:
+        _atomic_write(self.run_dir(run_id) / USAGE, ledger_json)
 
 
 def open_checkpointer(root: str | Path) -> SqliteSaver:
     """A SQLite checkpointer in WAL mode under ``root`` (one file for every run)."""
-    path = Path(root) / "checkpoints.sqlite"
+    path = Path(root) / CHECKPOINTS
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
     conn.execute("PRAGMA journal_mode=WAL")

@@ -67,10 +67,8 @@ def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic
     from kernelwright.agents.llm_team import make_llm_policies
     from kernelwright.agents.usage import UsageLedger
 
-    usage_path = store.run_dir(run_id) / "usage.json"
-    ledger = (
-        UsageLedger.model_validate_json(usage_path.read_text()) if usage_path.exists() else None
-    )
+    saved = store.load_usage(run_id)
+    ledger = UsageLedger.model_validate_json(saved) if saved is not None else None
     team = make_llm_policies(
         settings.llm,
         planner,
@@ -78,12 +76,12 @@ def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic
         critic,
         sources=lambda cid: _load_or_none(store, run_id, cid),
         ledger=ledger,
-        prompt_archive=store.run_dir(run_id) / "prompts.json",
+        prompt_archive=store.prompts_path(run_id),
         seed=settings.seed,
     )
 
     def persist() -> None:
-        store.write_text(run_id, "usage.json", team.client.ledger.model_dump_json())
+        store.save_usage(run_id, team.client.ledger.model_dump_json())
 
     return team.planner, team.coder, team.critic, persist
 

@@ -1,44 +1,24 @@
-"""CLI renderings for the GPU simulator: tracing a workload, simulated cycles per kernel."""
+"""Renderings for the GPU simulator: a traced workload, simulated cycles per kernel."""
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from kernelwright.config import Settings
+if TYPE_CHECKING:
+    from kernelwright.tools.gpusim.workloads.tracing import TraceSummary
 
 
-def run_trace(
-    console: Console,
-    workload: str,
-    out: Path,
-    params: dict[str, Any],
-    cta_every: int,
-    settings: Settings,
-) -> None:
-    from kernelwright.tools.gpusim import TraceSampling
-    from kernelwright.tools.gpusim.traces import TraceDirWriter
-    from kernelwright.tools.gpusim.workloads import get_workload
-
-    sampling = TraceSampling(cta_every=cta_every) if cta_every > 1 else None
-    start = time.perf_counter()
-    with TraceDirWriter(out, sampling=sampling) as writer:
-        run = get_workload(workload, settings=settings).run(
-            sink=writer, sampling=sampling, **params
-        )
-    seconds = time.perf_counter() - start
-    files = list(Path(out).glob("kernel-*.traceg*"))
-    size = sum(f.stat().st_size for f in files)
+def print_trace(console: Console, summary: TraceSummary) -> None:
+    """One line about a traced workload, and the command that simulates it."""
     console.print(
-        f"{workload}: {len(run.launches)} launches, max error vs numpy "
-        f"{run.max_error:.2g}, traced in {seconds:.1f}s -> {out} "
-        f"({len(files)} kernel files, {size / 1e6:.1f} MB)"
+        f"{summary.workload}: {summary.launches} launches, max error vs numpy "
+        f"{summary.max_error:.2g}, traced in {summary.seconds:.1f}s -> {summary.out} "
+        f"({summary.files} kernel files, {summary.bytes / 1e6:.1f} MB)"
     )
-    console.print(f"next: kernelwright simulate {out} --gpu ampere")
+    console.print(f"next: kernelwright simulate {summary.out} --gpu ampere")
 
 
 def print_simulation(console: Console, timings: list[Any]) -> None:

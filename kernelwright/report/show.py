@@ -64,13 +64,13 @@ def print_run(
 
 def _print_usage(console: Console, runs: RunStore, run_id: str) -> None:
     """Tokens and cost per agent, from the LLM usage ledger (LLM runs only)."""
-    path = runs.run_dir(run_id) / "usage.json"
-    if not path.exists():
+    saved = runs.load_usage(run_id)
+    if saved is None:
         console.print("LLM usage: none (offline policies)")
         return
     from kernelwright.agents.usage import UsageLedger
 
-    ledger = UsageLedger.model_validate_json(path.read_text())
+    ledger = UsageLedger.model_validate_json(saved)
     table = Table(
         "agent",
         "calls",
@@ -96,7 +96,7 @@ def _print_usage(console: Console, runs: RunStore, run_id: str) -> None:
 
 def _print_prompt_lineage(console: Console, runs: RunStore, run_id: str, best_id: str) -> None:
     """The meta-prompt that produced the best kernel and its ancestors (LLM runs only)."""
-    path = runs.run_dir(run_id) / "prompts.json"
+    path = runs.prompts_path(run_id)
     prompt_id = runs.load_candidate(run_id, best_id).prompt_id
     if not path.exists() or prompt_id is None:
         return
@@ -120,7 +120,7 @@ def _print_prompt_lineage(console: Console, runs: RunStore, run_id: str, best_id
 
 
 def _print_archive(console: Console, runs: RunStore, run_id: str) -> None:
-    path = runs.run_dir(run_id) / "archive.json"
+    path = runs.archive_path(run_id)
     if not path.exists():
         console.print("this run has no MAP-Elites archive (it was not run with the search hook)")
         return

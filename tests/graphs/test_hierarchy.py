@@ -93,12 +93,12 @@ def test_kill_during_tuning_then_resume_loses_and_repeats_nothing(settings):
     # proposal is answered from history and marked duplicate_of, costing no evaluation).
     from kernelwright.tools.tune import OptunaTuner, SearchSpace
 
-    run_dir = settings.data_dir / "runs" / "h2"
-    tuner = OptunaTuner(SearchSpace.from_declared(SPACE), storage_path=run_dir / "tune" /
-                        "sycl.elementwise_vec.journal", study_name="sycl.elementwise_vec")
+    journal = RunStore(settings.data_dir).tune_journal_path("h2", "sycl.elementwise_vec")
+    tuner = OptunaTuner(SearchSpace.from_declared(SPACE), storage_path=journal,
+                        study_name="sycl.elementwise_vec")
     told = [t for t in tuner.trials() if t.value is not None and t.evaluated]
     keys = [json.dumps(t.params, sort_keys=True) for t in told]
     assert told and len(keys) == len(set(keys))
     # The archive on disk holds every evaluated candidate's best cell, including the best.
-    archive = MapElitesArchive.load(run_dir / "archive.json")
+    archive = MapElitesArchive.load(RunStore(settings.data_dir).archive_path("h2"))
     assert archive.best().speedup == pytest.approx(report.best_speedup)
