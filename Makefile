@@ -1,6 +1,7 @@
 # Two commands on a fresh Linux machine with Python 3.11+ and g++:
-#   make demo   - set up .venv if needed, then run the main job on the embedded default
-#   make test   - set up .venv if needed, then run the whole test suite
+#   make demo       - set up .venv if needed, then run the main job on the embedded default
+#   make test       - set up .venv if needed, then ruff, the import-linter contracts, every test
+#   make test-fast  - ruff, the contracts, and the tests not marked slow (a few minutes)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -9,9 +10,30 @@ STAMP := $(VENV)/.kernelwright-installed-$(shell cat pyproject.toml | sha1sum | 
 # CPU-only machines get the CPU build of torch (an unpinned torch pulls a multi-GB CUDA build).
 TORCH_PIN := $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0)
 
-.PHONY: setup demo test lint clean
+# Debian packages the sandbox (bubblewrap) and the HTML report checks (chromium) use.
+APT_PACKAGES := bubblewrap chromium
 
-setup: $(STAMP)
+.PHONY: setup system-packages demo test test-fast lint clean
+
+setup: system-packages $(STAMP)
+
+# Installed with apt-get when running as root and missing; otherwise a message, never a failure.
+system-packages:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then :; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "setup: no apt-get here; install$$missing yourself for the sandbox and report checks"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+	  echo "setup: not root, skipping apt-get install$$missing (run: sudo apt-get install$$missing)"; \
+	else \
+	  echo "setup: apt-get install$$missing"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
+	    >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
+	    >/dev/null 2>&1; } || echo "setup: apt-get install$$missing failed; continuing"; \
+	fi
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,12 +46,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/kernelwright demo
 
-test: $(STAMP)
-	$(VENV)/bin/ruff check kernelwright tests benchmarks examples
+test: lint
 	$(PY) -m pytest -q -ra
 
+test-fast: lint
+	$(PY) -m pytest -q -ra -m "not slow"
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check kernelwright tests benchmarks
+	$(VENV)/bin/ruff check kernelwright tests benchmarks examples
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,11 +33,9 @@ PHASES = ("worker_start", "replay", "build", "verify", "time")
 def candidates(task: str, variants: int) -> list[tuple[str, str]]:
     """(name, source): the naive example, then each template's defaults and ``variants``
     single-parameter changes of the SYCL templates (fast_math left off)."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    from template_specs import SPECS
-
     from kernelwright.errors import ConfigError
     from kernelwright.templates import templates_for
+    from kernelwright.testing.template_specs import SPECS
 
     out = [("naive", (ROOT / "examples/candidates" / f"{task}_naive_sycl.py").read_text())]
     spec = SPECS[task]

@@ -256,11 +256,9 @@ def record_tables(out: Path, tasks: list[str]) -> list[RecordedTable]:
     Saves after every point and skips points already in ``out``, so an interrupted recording
     resumes where it stopped.
     """
-    sys.path.insert(0, str(ROOT / "examples"))
-    from template_specs import SPECS
-
     from kernelwright.config import Settings
     from kernelwright.templates import get_template
+    from kernelwright.testing.template_specs import SPECS
     from kernelwright.tools.evaluate import WorkerPool, evaluate
     from kernelwright.tools.tune.base import params_key
     from kernelwright.tools.tune.space import SearchSpace

@@ -13,23 +13,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 if os.environ.get("OMP_WAIT_POLICY", "").upper() != "PASSIVE":  # must be set before torch loads
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import quickcheck as qc  # noqa: E402
-from template_specs import SPECS  # noqa: E402
-
 from kernelwright.templates import templates_for  # noqa: E402
+from kernelwright.testing import harness_check as qc  # noqa: E402
+from kernelwright.testing.template_specs import SPECS  # noqa: E402
 
 
 def sources(task: str) -> dict[str, str]:
     """Implementation name -> candidate source: the naive one and each default template."""
-    out = {"naive": (qc.ROOT / "candidates" / f"{task}_naive_sycl.py").read_text()}
+    out = {"naive": (qc.EXAMPLES / "candidates" / f"{task}_naive_sycl.py").read_text()}
     for t in templates_for(SPECS[task].operator_class):
         out[t.name] = t.render(None, SPECS[task])
     return out
@@ -38,7 +34,7 @@ def sources(task: str) -> dict[str, str]:
 def in_process(task: str, source: str) -> str:
     result = qc.check(task, source)
     if not result.correct:
-        return f"WRONG {result.failures[:1]}"
+        return f"WRONG level {int(result.level)}: {(result.error or '')[:80]}"
     ref, new = qc.time_pair(task, source)
     return f"ref {ref:7.3f} ms  cand {new:7.3f} ms  speedup {ref / new:5.2f}x"
 

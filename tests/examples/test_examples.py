@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import quickcheck as qc
 
-from kernelwright.spec import Candidate, Task, derive_contract
+from kernelwright.spec import Candidate, Level, Task, derive_contract
+from kernelwright.testing import harness_check as qc
 
-CANDIDATES = qc.ROOT / "candidates"
+CANDIDATES = qc.EXAMPLES / "candidates"
 
 
 def test_there_are_at_least_ten_tasks_with_a_naive_candidate_each():
@@ -39,12 +39,15 @@ def test_naive_candidate_is_a_sycl_candidate(name: str):
 def test_naive_candidate_is_correct_on_every_variant(name: str):
     source = Path(CANDIDATES / f"{name}_naive_sycl.py").read_text()
     result = qc.check(name, source)
-    assert result.correct, result.failures
+    assert result.correct, result.error
 
 
 @pytest.mark.requires_sycl
-def test_quickcheck_catches_a_wrong_candidate():
-    source = (CANDIDATES / "l1_gelu_naive_sycl.py").read_text().replace("0.5f * v", "0.49f * v")
-    result = qc.check("l1_gelu", source)
-    assert not result.correct
-    assert result.max_error > 1e-3
+def test_the_in_process_harness_check_catches_a_wrong_candidate():
+    source = (CANDIDATES / "l1_gelu_naive_sycl.py").read_text()
+    assert qc.check("l1_gelu", source).correct
+    wrong = source.replace("0.5f * v", "0.49f * v")
+    assert wrong != source
+    result = qc.check("l1_gelu", wrong)
+    assert not result.correct and result.level == Level.VALUE_MISMATCH
+    assert result.max_error > 1e-3 and "nominal" in result.error

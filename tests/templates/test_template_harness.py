@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import quickcheck as qc
-from template_specs import SPECS
 
 from kernelwright.templates import get_template
+from kernelwright.testing import harness_check as qc
+from kernelwright.testing.template_specs import SPECS
 
 
 @pytest.mark.requires_sycl

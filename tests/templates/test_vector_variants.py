@@ -4,14 +4,14 @@ generation, and correctness of non-default points on the example tasks and ragge
 from __future__ import annotations
 
 import pytest
-import quickcheck as qc
 import torch
-from template_specs import SPECS
 from torch import nn
 
 from kernelwright.errors import ConfigError
 from kernelwright.templates import GemmSpec, get_template
 from kernelwright.templates._codegen import apply_ops
+from kernelwright.testing import harness_check as qc
+from kernelwright.testing.template_specs import SPECS
 
 EPILOGUE = ["scale", "bias", "relu", "silu", "sigmoid", "tanh", "gelu_tanh", "gelu_erf"]
 
@@ -70,7 +70,7 @@ REDUCE_POINTS = [
 @pytest.mark.parametrize(("task", "params"), GEMM_POINTS)
 def test_gemm_non_default_point_is_correct_on_every_variant(task: str, params: dict):
     result = qc.check(task, get_template("sycl.gemm_tiled").render(params, SPECS[task]))
-    assert result.correct, result.failures
+    assert result.correct, result.error
 
 
 @pytest.mark.requires_sycl
@@ -79,7 +79,7 @@ def test_gemm_non_default_point_is_correct_on_every_variant(task: str, params: d
 def test_row_reduce_non_default_point_is_correct(params: dict):
     src = get_template("sycl.row_reduce_wg").render(params, SPECS["l1_sum_reduction"])
     result = qc.check("l1_sum_reduction", src)
-    assert result.correct, result.failures
+    assert result.correct, result.error
 
 
 NORM_POINTS = [
@@ -95,7 +95,7 @@ NORM_POINTS = [
 @pytest.mark.parametrize(("task", "params"), NORM_POINTS)
 def test_rowwise_norm_non_default_point_is_correct(task: str, params: dict):
     result = qc.check(task, get_template("sycl.rowwise_norm_wg").render(params, SPECS[task]))
-    assert result.correct, result.failures
+    assert result.correct, result.error
 
 
 TRANSPOSE_POINTS = [
@@ -116,7 +116,7 @@ def test_transpose_vector_staging_skips_the_tile_rule():
 def test_transpose_non_default_point_is_correct(params: dict):
     src = get_template("sycl.transpose_tiled").render(params, SPECS["l1_transpose"])
     result = qc.check("l1_transpose", src)
-    assert result.correct, result.failures
+    assert result.correct, result.error
 
 
 @pytest.mark.requires_sycl

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from kernelwright.templates import get_template
+from kernelwright.testing.template_specs import SPECS
 from kernelwright.tools.evolve.descriptors import describe
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -14,16 +15,6 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="module")
 def render():
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        from template_specs import SPECS
-
-        from kernelwright.templates import get_template
-    except ImportError as e:  # the templates are another engineer's work in progress
-        pytest.skip(f"templates not importable: {e}")
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
-
     def _render(template: str, task: str, **params):
         return get_template(template).render(params, SPECS[task])
 
