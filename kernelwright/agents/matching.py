@@ -43,12 +43,21 @@ class TemplateMatch:
 
 def model_shape(module: ModuleType) -> ModelShape:
     """Constructor signature, parameters (same names and shapes) and forward inputs of Model."""
-    init = inspect.signature(module.Model.__init__)
-    args = ", ".join(str(p) for name, p in init.parameters.items() if name != "self")
+    args = _init_args(module.Model)
     forward = inspect.signature(module.Model.forward)
     inputs = [name for name in forward.parameters if name != "self"]
     model = module.Model(*init_inputs_for(module))
     return ModelShape(init_args=args, init_body=_parameter_statements(model), inputs=inputs)
+
+
+def _init_args(model_cls: type) -> str:
+    """The constructor's parameters as source, without ``self``; empty when ``Model`` keeps
+    ``nn.Module.__init__`` (whose ``*args: Any, **kwargs: Any`` would name ``Any``, which a
+    generated module does not import)."""
+    if model_cls.__init__ is torch.nn.Module.__init__:
+        return ""
+    init = inspect.signature(model_cls.__init__)
+    return ", ".join(str(p) for name, p in init.parameters.items() if name != "self")
 
 
 def _parameter_statements(model: torch.nn.Module) -> list[str]:

@@ -10,6 +10,7 @@ from kernelwright.agents.matching import model_shape, op_spec_for
 from kernelwright.agents.planner import RulePlanner, trace_task
 from kernelwright.spec import Task, derive_contract
 from kernelwright.spec.plan import Action, Decision, History, Profile, Roofline
+from kernelwright.templates import get_template
 
 TASKS = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 
@@ -63,6 +64,19 @@ def test_model_shape_recreates_parameters_with_reference_names():
     assert any(line.startswith("self.weight = nn.Parameter") for line in shape.init_body)
 
 
+def test_a_model_without_init_gets_an_empty_constructor_and_a_runnable_candidate():
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "tasks" / "gelu.py"
+    task = Task.from_path(fixture)
+    assert model_shape(task.load_module()).init_args == ""
+    contract = derive_contract(task)
+    plan = RulePlanner().plan(task, contract, "cpp")
+    candidates = TemplateCoder(seed=0).propose(task, contract, plan, _history([]), 1)
+    assert candidates, plan.rationale
+    namespace: dict = {}
+    exec(compile(candidates[0].source, "<candidate>", "exec"), namespace)  # names resolve
+    assert "Any" not in candidates[0].source and namespace["ModelNew"]() is not None
+
+
 def _history(profiles, decision=None, round_sizes=None):
     best = max((p for p in profiles if p.correct), key=lambda p: p.speedup, default=None)
     return History(
@@ -82,7 +96,11 @@ def test_coder_first_round_then_neighbours_of_the_best():
     plan = RulePlanner().plan(task, contract, "sycl")
     coder = TemplateCoder(seed=1)
     first = coder.propose(task, contract, plan, _history([]), 3)
-    assert first and first[0].params == {**first[0].params}
+    templates = [get_template(name) for name in plan.templates]
+    assert len(first) == 3  # every planned template at its defaults first, then neighbours
+    assert first[0].origin == f"template:{templates[0].name}"
+    assert first[0].params == templates[0].default_params()
+    assert {c.origin for c in first} <= {f"template:{t.name}" for t in templates}
     best = first[0]
     profile = Profile(
         candidate_id=best.id,

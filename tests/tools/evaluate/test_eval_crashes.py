@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from kw_eval_helpers import candidate, task
 
-from kernelwright.config import Settings
 from kernelwright.tools.evaluate import Level, WorkerPool
 
 
@@ -52,5 +51,10 @@ def test_segfault_error_includes_the_python_traceback(crash_pool):
     assert "Fatal Python error" in r.error and "forward" in r.error
 
 
-def test_settings_object_is_not_mutated(settings):
-    assert isinstance(settings, Settings) and settings.call_timeout_s == 60
+def test_evaluating_with_per_call_settings_mutates_neither_them_nor_the_pool(crash_pool):
+    pool_before = crash_pool.settings.model_dump()
+    per_call = crash_pool.settings.model_copy(update={"seeds": 4, "min_time_s": 0.05})
+    before = per_call.model_dump()
+    r = crash_pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"), settings=per_call)
+    assert r.correct, r.error
+    assert per_call.model_dump() == before and crash_pool.settings.model_dump() == pool_before
