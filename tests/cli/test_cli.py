@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +39,21 @@ def test_broken_task_file_is_a_clear_error_and_exit_code_2(tmp_path):
     result = runner.invoke(app, ["eval", str(bad), str(cand)])
     assert result.exit_code == 2
     assert "syntax error" in result.output and str(bad) in result.output
+
+
+def test_errors_are_not_wrapped_on_a_40_column_terminal(tmp_path):
+    """A user copies the path out of the message: it must arrive on one line, unbroken."""
+    bad = tmp_path / "a_directory_with_a_long_name" / "a_broken_task_file_with_a_long_name.py"
+    bad.parent.mkdir()
+    bad.write_text("def (:\n")
+    cand = ROOT / "examples" / "candidates" / "l1_gelu_naive_sycl.py"
+    env = {**os.environ, "COLUMNS": "40", "TERM": "xterm-256color"}
+    proc = subprocess.run([sys.executable, "-m", "kernelwright.cli", "eval", str(bad), str(cand)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert len(str(bad)) > 40 and str(bad) in proc.stderr
+    assert any(line.startswith("error: ") and str(bad) in line
+               for line in proc.stderr.splitlines()), proc.stderr
 
 
 def test_show_unknown_run_names_the_fix(tmp_path):

@@ -1,4 +1,5 @@
-"""kill -9 the optimiser at random moments, resume each time: nothing lost, nothing repeated."""
+"""kill -9 the optimiser at moments set by its observed progress, resume each time: nothing
+lost, nothing repeated."""
 
 from __future__ import annotations
 
@@ -7,14 +8,22 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from kernelwright.graphs.store import RunStore
+
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "examples" / "tasks" / "l1_gelu.py"
-BUDGET = 12  # enough work that all five kills land before the run can finish
-KILLS = 5
+BUDGET = 12
+# Kill when the run has made this much observed progress (evaluations logged; 0 = the run
+# exists), plus a random pause of up to MAX_PAUSE_S, so the kills land in planning, between
+# evaluations and inside them on any machine, and always before the run can finish.
+KILL_AT = (0, 1, 3, 6, 9)
+MAX_PAUSE_S = 0.5
+DEADLINE_S = 1200
 
 
 def _cli(*args: str) -> subprocess.Popen:
@@ -26,44 +35,53 @@ def _cli(*args: str) -> subprocess.Popen:
     )
 
 
+def _progress(store: Path, run_id: str) -> int | None:
+    """Evaluations logged so far; ``None`` while the run does not exist yet."""
+    runs = RunStore(store)
+    return len(runs.evaluations(run_id)) if run_id in runs.run_ids() else None
+
+
+def _wait_for(proc: subprocess.Popen, store: Path, run_id: str, target: int) -> bool:
+    """Poll until the run reached ``target`` (True) or the process exited (False)."""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        done = _progress(store, run_id)
+        if done is not None and done >= target:
+            return True
+        time.sleep(0.05)
+    raise AssertionError(f"no progress to {target} evaluations within {DEADLINE_S} s")
+
+
 @pytest.mark.requires_sycl
 @pytest.mark.slow
-def test_sigkill_at_random_moments_then_resume(tmp_path):
+def test_sigkill_at_observed_progress_then_resume(tmp_path):
     store, run_id = tmp_path / "store", "kill-resume"
     start = ("optimize", str(TASK), "--budget", str(BUDGET), "--run-id", run_id)
     start += ("--store", str(store), "--json")
     rng = random.Random(20261202)
     proc = _cli(*start)
-    kills, moments = 0, []
-    while kills < KILLS:
-        delay = rng.uniform(2.0, 9.0)
-        try:
-            proc.wait(timeout=delay)
-            break  # finished before all kills: the assertion below reports it
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            kills += 1
-            moments.append((round(delay, 1), len(_logged(store, run_id))))
-            created = (store / "runs" / run_id / "meta.json").exists()
-            # Killed before the run existed: the user simply starts it again.
-            again = ("resume", run_id, "--store", str(store), "--json") if created else start
-            proc = _cli(*again)
-    out, err = proc.communicate(timeout=900)
-    assert proc.returncode == 0, f"exited {proc.returncode} after {kills} kills: {err[-3000:]}"
-    assert kills == KILLS, f"run finished after only {kills} kills ({moments}); raise the budget"
+    moments = []
+    for target in KILL_AT:
+        if not _wait_for(proc, store, run_id, target):
+            break  # exited before this kill: the assertions below report it
+        time.sleep(rng.uniform(0, MAX_PAUSE_S))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        moments.append((target, _progress(store, run_id)))
+        proc = _cli("resume", run_id, "--store", str(store), "--json")
+    out, err = proc.communicate(timeout=DEADLINE_S)
+    assert proc.returncode == 0, f"exited {proc.returncode} after kills {moments}: {err[-3000:]}"
+    assert len(moments) == len(KILL_AT), f"the run ended early: {moments}; {err[-2000:]}"
     report = json.loads(out.strip().splitlines()[-1])
-    logged = _logged(store, run_id)
+    runs = RunStore(store)
+    logged = runs.evaluations(run_id)
     assert len(logged) == len(set(logged)), f"an evaluation ran twice: {logged}"
     assert report["evaluations"] == BUDGET == len(logged)
-    results = {p.stem for p in (store / "runs" / run_id / "results").glob("*.json")}
-    assert results == set(logged), "a finished evaluation is missing from the final run"
+    results = [cid for cid in set(logged) if runs.load_result(run_id, cid) is None]
+    assert not results, f"finished evaluations missing from the final run: {results}"
     assert report["correct"] and report["best_speedup"] > 0
-
-
-def _logged(store: Path, run_id: str) -> list[str]:
-    log = store / "runs" / run_id / "evaluations.log"
-    return [line.split()[-1] for line in log.read_text().splitlines()] if log.exists() else []
 
 
 if __name__ == "__main__":  # a manual run prints the kill moments
