@@ -57,7 +57,7 @@ DEFAULT_BALANCE = 4.0
 
 def trace_task(task: Task) -> tuple[OpGraph, ModelShape]:
     """Trace the reference's operators on the nominal inputs (seed 0)."""
-    module = task.load_module()
+    module = task.module()
     shape = model_shape(module)
     model = module.Model(*init_inputs_for(module))
     return trace_reference(model, nominal_inputs(module, 0), shape.inputs), shape

@@ -137,8 +137,22 @@ def run_reference(module: ModuleType, inputs: list[Any], seed: int = 0) -> list[
 
 
 def derive_contract(task: Task, seed: int = 0) -> Contract:
-    """Run the reference to derive the contract; raise ``TaskError`` naming problem and fix."""
-    module = task.load_module()
+    """Run the reference to derive the contract; raise ``TaskError`` naming problem and fix.
+
+    Derived once per process for a given task source and seed (the planner and the worker
+    pool both ask for it); a contract is frozen, so sharing it is safe.
+    """
+    key = (str(task.path), task.source_hash, seed)
+    if key not in _DERIVED:
+        _DERIVED[key] = _derive(task, seed)
+    return _DERIVED[key]
+
+
+_DERIVED: dict[tuple[str, str, int], Contract] = {}
+
+
+def _derive(task: Task, seed: int) -> Contract:
+    module = task.module()
     where = f"task file {task.path}"
     nominal = _checked_run(module, lambda s: nominal_inputs(module, s), seed, where, NOMINAL)
     variants = [_variant(NOMINAL, "nominal", *nominal)]

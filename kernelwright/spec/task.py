@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from kernelwright.errors import TaskError
 
@@ -28,6 +28,7 @@ class Task(BaseModel):
     path: Path
     name: str
     source_hash: str
+    _module: ModuleType | None = PrivateAttr(None)
 
     @classmethod
     def from_path(cls, path: str | Path) -> Task:
@@ -39,8 +40,15 @@ class Task(BaseModel):
             )
         text = p.read_bytes()
         task = cls(path=p, name=p.stem, source_hash=hashlib.sha256(text).hexdigest()[:16])
-        task.load_module()  # fail now, with a clear message, not later in a worker
+        task._module = task.load_module()  # fail now, with a clear message, not in a worker
         return task
+
+    def module(self) -> ModuleType:
+        """The task's module, imported once per process (by :meth:`from_path`); the planner's
+        trace and the contract's reference runs share it."""
+        if self._module is None:
+            self._module = self.load_module()
+        return self._module
 
     def load_module(self) -> ModuleType:
         """Import the task file as a fresh module and check it has what a task needs."""

@@ -64,7 +64,7 @@ def check(task_name: str, source: str, seeds: int = 1) -> Check:
     """Run the harness's verification ladder on ``ModelNew`` of ``source`` in this process."""
     task, contract = task_and_contract(task_name)
     cls = load_source(source).ModelNew
-    verifier = Verifier(task.load_module(), contract, seeds, synchronizer(), ThreadGuard())
+    verifier = Verifier(task.module(), contract, seeds, synchronizer(), ThreadGuard())
     verifier.models(cls, 0)  # construct first: the sync below covers backends it loaded
     verifier.sync = synchronizer()
     verdict = verifier.run(cls)
@@ -82,7 +82,7 @@ def time_pair(task_name: str, source: str, min_time_s: float = 0.2) -> tuple[flo
     loop (interleaved calls, fresh inputs, outputs checked every round)."""
     task, contract = task_and_contract(task_name)
     cls = load_source(source).ModelNew
-    verifier = Verifier(task.load_module(), contract, 1, synchronizer(), ThreadGuard())
+    verifier = Verifier(task.module(), contract, 1, synchronizer(), ThreadGuard())
     models = verifier.models(cls, 0)
     timer = Timer(time.perf_counter, synchronizer())
     inputs = input_stream(verifier.task, contract.nominal, start=1000)
