@@ -39,9 +39,12 @@ class Task(BaseModel):
                 "Model, get_inputs and get_init_inputs"
             )
         text = p.read_bytes()
-        task = cls(path=p, name=p.stem, source_hash=hashlib.sha256(text).hexdigest()[:16])
-        task._module = task.load_module()  # fail now, with a clear message, not in a worker
-        return task
+        key = (p, hashlib.sha256(text).hexdigest()[:16])
+        if key not in _LOADED:  # one import per task source and process
+            task = cls(path=p, name=p.stem, source_hash=key[1])
+            task._module = task.load_module()  # fail now, with a clear message, not in a worker
+            _LOADED[key] = task
+        return _LOADED[key]
 
     def module(self) -> ModuleType:
         """The task's module, imported once per process (by :meth:`from_path`); the planner's
@@ -53,6 +56,9 @@ class Task(BaseModel):
     def load_module(self) -> ModuleType:
         """Import the task file as a fresh module and check it has what a task needs."""
         return import_task_module(self.path)
+
+
+_LOADED: dict[tuple[Path, str], Task] = {}
 
 
 def import_task_module(path: Path) -> ModuleType:
