@@ -3,8 +3,9 @@
 Usage:
     OMP_WAIT_POLICY=PASSIVE .venv/bin/python examples/bench_templates.py [--harness] [task ...]
 
-In-process by default (``quickcheck.time_pair``: interleaved, median of 30). ``--harness`` goes
-through ``kernelwright.tools.evaluate.evaluate`` instead (sandboxed worker, slower). Prints one
+Both modes go through the sandboxed harness (there is one evaluation path). By default with
+quick settings (one seed, ``kernelwright.testing.harness_check``: medians of a 0.2 s timing
+loop); ``--harness`` with the default settings and the harness's speedup interval. Prints one
 line per (task, implementation): correctness and speedup (reference time / candidate time).
 """
 
@@ -31,11 +32,11 @@ def sources(task: str) -> dict[str, str]:
     return out
 
 
-def in_process(task: str, source: str) -> str:
-    result = qc.check(task, source)
-    if not result.correct:
-        return f"WRONG level {int(result.level)}: {(result.error or '')[:80]}"
-    ref, new = qc.time_pair(task, source)
+def quick(task: str, source: str, harness) -> str:
+    medians = harness.time_pair(task, source)
+    if medians is None:
+        return "WRONG (the harness rejected it)"
+    ref, new = medians
     return f"ref {ref:7.3f} ms  cand {new:7.3f} ms  speedup {ref / new:5.2f}x"
 
 
@@ -56,19 +57,15 @@ def main() -> None:
     parser.add_argument("tasks", nargs="*", default=qc.TASKS)
     parser.add_argument("--harness", action="store_true")
     args = parser.parse_args()
-    pool = None
-    if args.harness:
-        from kernelwright.tools.evaluate import WorkerPool
+    from kernelwright.config import Settings
 
-        pool = WorkerPool()
-    try:
+    settings = Settings() if args.harness else qc.quick_settings()
+    with qc.HarnessCheck(settings) as check:
         for task in args.tasks:
             for name, source in sources(task).items():
-                line = harness(task, source, pool) if pool else in_process(task, source)
+                line = (harness(task, source, check.pool) if args.harness
+                        else quick(task, source, check))
                 print(f"{task:26s} {name:24s} {line}", flush=True)
-    finally:
-        if pool is not None:
-            pool.close()
 
 
 if __name__ == "__main__":

@@ -47,3 +47,15 @@ def tmp_settings(tmp_path):
     from kernelwright.config import Settings
 
     return Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache")
+
+
+@pytest.fixture(scope="session")
+def harness(tmp_path_factory):
+    """The real harness with quick settings and one warm pool for the session (the template
+    and example tests' verdicts); shares the backend contract suite's build cache."""
+    from kernelwright.testing.backend_contract import contract_cache_root
+    from kernelwright.testing.harness_check import HarnessCheck, quick_settings
+
+    root = contract_cache_root(tmp_path_factory)
+    with HarnessCheck(quick_settings(data_dir=root / "data", cache_dir=root / "cache")) as h:
+        yield h

@@ -1,44 +1,30 @@
-"""The harness's own verification ladder and timing loop, run in this process (for tests and
-template tuning), on the example tasks.
+"""Quick verdicts from the real harness on the example tasks (for tests and template tuning).
 
-:func:`kernelwright.evaluate` is the judge: it runs candidates in a sandboxed worker, with
-recorded references, clock guards and fresh processes after tampering. This module calls the
-same :class:`~kernelwright.tools.evaluate.verify.Verifier` (NaN and large-value poison, input
-mutation, fresh output storage, float64 reference on the smallest variant) and the same
-:class:`~kernelwright.tools.evaluate.timing.Timer` without the process boundary, so a test
-that only needs a verdict does not pay for a worker — and there is still one evaluation path.
+There is one evaluation path: this module sends candidates through the sandboxed harness
+(:class:`~kernelwright.tools.evaluate.WorkerPool`, warm per task) with settings that ask for a
+verdict quickly — one seed per variant (the harness still checks at least three), and a short
+timing loop. Only :func:`load_source` runs code in this process, for tests that inspect a
+rendered module's Python side.
 
-Run ``OMP_WAIT_POLICY=PASSIVE`` when timing: torch's spinning OpenMP threads and the SYCL
-runtime's TBB workers otherwise slow each other down.
+Example:
+    >>> with HarnessCheck(quick_settings(cache_dir=tmp)) as harness:  # doctest: +SKIP
+    ...     harness.check("l1_gelu", source).correct
+    True
 """
 
 from __future__ import annotations
 
-import time
 import types
-from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
+from typing import Any
 
-from kernelwright.spec import Contract, Task, derive_contract
-from kernelwright.spec.result import Level
-from kernelwright.tools.evaluate.guards import ThreadGuard, synchronizer
-from kernelwright.tools.evaluate.timing import Timer, input_stream
-from kernelwright.tools.evaluate.verify import Verifier
+from kernelwright.config import Settings
+from kernelwright.spec import Candidate, EvalResult, Task, guess_backend
+from kernelwright.tools.evaluate import WorkerPool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TASKS = sorted(p.stem for p in (EXAMPLES / "tasks").glob("*.py"))
-
-
-@dataclass(frozen=True)
-class Check:
-    """The verdict of :func:`check`: correct on every variant, its ladder level, the worst
-    absolute error seen, and the harness's message when it is not correct."""
-
-    correct: bool
-    level: Level
-    max_error: float
-    error: str | None
+QUICK = {"seeds": 1, "min_time_s": 0.01, "max_repeats": 3, "warmup_calls": 0}
 
 
 def task_path(name: str) -> Path:
@@ -46,47 +32,51 @@ def task_path(name: str) -> Path:
     return EXAMPLES / "tasks" / f"{name}.py"
 
 
-@cache
-def task_and_contract(name: str) -> tuple[Task, Contract]:
-    """Example task ``name`` and its contract, derived once per process."""
-    task = Task.from_path(task_path(name))
-    return task, derive_contract(task)
+def quick_settings(**overrides: Any) -> Settings:
+    """Settings for a verdict in seconds: :data:`QUICK` plus ``overrides``."""
+    return Settings(**{**QUICK, **overrides})
 
 
 def load_source(source: str, name: str = "candidate") -> types.ModuleType:
-    """Execute a candidate's source as a fresh module."""
+    """Execute a candidate's source as a fresh module in this process (no verdict)."""
     module = types.ModuleType(name)
     exec(compile(source, f"<{name}>", "exec"), module.__dict__)
     return module
 
 
-def check(task_name: str, source: str, seeds: int = 1) -> Check:
-    """Run the harness's verification ladder on ``ModelNew`` of ``source`` in this process."""
-    task, contract = task_and_contract(task_name)
-    cls = load_source(source).ModelNew
-    verifier = Verifier(task.module(), contract, seeds, synchronizer(), ThreadGuard())
-    verifier.models(cls, 0)  # construct first: the sync below covers backends it loaded
-    verifier.sync = synchronizer()
-    verdict = verifier.run(cls)
-    errors = [v.max_abs_error for v in verdict.variants if v.max_abs_error is not None]
-    return Check(
-        correct=verdict.ok,
-        level=verdict.level,
-        max_error=max(errors, default=0.0),
-        error=verdict.error,
-    )
+class HarnessCheck:
+    """The harness with one warm pool: :meth:`check` for a verdict, :meth:`time_pair` for
+    reference and candidate medians."""
 
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.pool = WorkerPool(settings)
 
-def time_pair(task_name: str, source: str, min_time_s: float = 0.2) -> tuple[float, float]:
-    """Median ms of reference and candidate on the nominal variant, from the harness's timing
-    loop (interleaved calls, fresh inputs, outputs checked every round)."""
-    task, contract = task_and_contract(task_name)
-    cls = load_source(source).ModelNew
-    verifier = Verifier(task.module(), contract, 1, synchronizer(), ThreadGuard())
-    models = verifier.models(cls, 0)
-    timer = Timer(time.perf_counter, synchronizer())
-    inputs = input_stream(verifier.task, contract.nominal, start=1000)
-    outcome = timer.run(models.reference, models.candidate, inputs, contract, warmup=2,
-                        min_time_s=min_time_s, max_repeats=1000)
-    timing = outcome.timing
-    return timing.reference_median_s * 1e3, timing.candidate_median_s * 1e3
+    def check(self, task_name: str, source: str) -> EvalResult:
+        """The harness's verdict on ``source`` for example task ``task_name``."""
+        candidate = Candidate(source=source, backend=guess_backend(source))
+        return self.pool.evaluate(Task.from_path(task_path(task_name)), candidate)
+
+    def time_pair(self, task_name: str, source: str, min_time_s: float = 0.2):
+        """Median ms of reference and candidate from the harness's timing loop, or ``None``
+        when the candidate is not correct."""
+        candidate = Candidate(source=source, backend=guess_backend(source))
+        settings = self.settings.model_copy(update={"min_time_s": min_time_s,
+                                                    "max_repeats": 1000})
+        result = self.pool.evaluate(Task.from_path(task_path(task_name)), candidate,
+                                    settings=settings)
+        if not result.correct or result.timing is None:
+            return None
+        return result.timing.reference_median_s * 1e3, result.timing.candidate_median_s * 1e3
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> HarnessCheck:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"HarnessCheck({self.pool!r})"

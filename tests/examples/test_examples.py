@@ -36,18 +36,19 @@ def test_naive_candidate_is_a_sycl_candidate(name: str):
 @pytest.mark.requires_sycl
 @pytest.mark.slow
 @pytest.mark.parametrize("name", qc.TASKS)
-def test_naive_candidate_is_correct_on_every_variant(name: str):
+def test_naive_candidate_is_correct_on_every_variant(name: str, harness):
     source = Path(CANDIDATES / f"{name}_naive_sycl.py").read_text()
-    result = qc.check(name, source)
+    result = harness.check(name, source)
     assert result.correct, result.error
 
 
 @pytest.mark.requires_sycl
-def test_the_in_process_harness_check_catches_a_wrong_candidate():
+@pytest.mark.slow
+def test_the_harness_check_catches_a_wrong_candidate(harness):
     source = (CANDIDATES / "l1_gelu_naive_sycl.py").read_text()
-    assert qc.check("l1_gelu", source).correct
+    assert harness.check("l1_gelu", source).correct
     wrong = source.replace("0.5f * v", "0.49f * v")
     assert wrong != source
-    result = qc.check("l1_gelu", wrong)
+    result = harness.check("l1_gelu", wrong)
     assert not result.correct and result.level == Level.VALUE_MISMATCH
-    assert result.max_error > 1e-3 and "nominal" in result.error
+    assert max(e for e in result.max_error.values() if e is not None) > 1e-3

@@ -124,20 +124,21 @@ def test_elementwise_chain_is_generated_in_order():
 @pytest.mark.requires_sycl
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "name"), [p for p in PAIRS if p[1].startswith("sycl.")])
-def test_sycl_default_candidate_is_correct(task: str, name: str):
-    result = qc.check(task, get_template(name).render(None, SPECS[task]))
+def test_sycl_default_candidate_is_correct(task: str, name: str, harness):
+    result = harness.check(task, get_template(name).render(None, SPECS[task]))
     assert result.correct, result.error
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "name"), [p for p in PAIRS if p[1].startswith("cpp.")])
-def test_cpp_default_candidate_is_correct(task: str, name: str):
-    result = qc.check(task, get_template(name).render(None, SPECS[task]))
+def test_cpp_default_candidate_is_correct(task: str, name: str, harness):
+    result = harness.check(task, get_template(name).render(None, SPECS[task]))
     assert result.correct, result.error
 
 
 @pytest.mark.slow
-def test_cpp_fast_math_variant_is_still_correct():
+def test_cpp_fast_math_variant_is_still_correct(harness):
     t = get_template("cpp.rowwise_norm_omp")
-    result = qc.check("l1_row_softmax", t.render({"fast_math": True}, SPECS["l1_row_softmax"]))
+    source = t.render({"fast_math": True}, SPECS["l1_row_softmax"])
+    result = harness.check("l1_row_softmax", source)
     assert result.correct, result.error

@@ -68,17 +68,17 @@ REDUCE_POINTS = [
 @pytest.mark.requires_sycl
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "params"), GEMM_POINTS)
-def test_gemm_non_default_point_is_correct_on_every_variant(task: str, params: dict):
-    result = qc.check(task, get_template("sycl.gemm_tiled").render(params, SPECS[task]))
+def test_gemm_non_default_point_is_correct_on_every_variant(task: str, params: dict, harness):
+    result = harness.check(task, get_template("sycl.gemm_tiled").render(params, SPECS[task]))
     assert result.correct, result.error
 
 
 @pytest.mark.requires_sycl
 @pytest.mark.slow
 @pytest.mark.parametrize("params", REDUCE_POINTS)
-def test_row_reduce_non_default_point_is_correct(params: dict):
+def test_row_reduce_non_default_point_is_correct(params: dict, harness):
     src = get_template("sycl.row_reduce_wg").render(params, SPECS["l1_sum_reduction"])
-    result = qc.check("l1_sum_reduction", src)
+    result = harness.check("l1_sum_reduction", src)
     assert result.correct, result.error
 
 
@@ -93,8 +93,8 @@ NORM_POINTS = [
 @pytest.mark.requires_sycl
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "params"), NORM_POINTS)
-def test_rowwise_norm_non_default_point_is_correct(task: str, params: dict):
-    result = qc.check(task, get_template("sycl.rowwise_norm_wg").render(params, SPECS[task]))
+def test_rowwise_norm_non_default_point_is_correct(task: str, params: dict, harness):
+    result = harness.check(task, get_template("sycl.rowwise_norm_wg").render(params, SPECS[task]))
     assert result.correct, result.error
 
 
@@ -113,9 +113,9 @@ def test_transpose_vector_staging_skips_the_tile_rule():
 @pytest.mark.requires_sycl
 @pytest.mark.slow
 @pytest.mark.parametrize("params", TRANSPOSE_POINTS)
-def test_transpose_non_default_point_is_correct(params: dict):
+def test_transpose_non_default_point_is_correct(params: dict, harness):
     src = get_template("sycl.transpose_tiled").render(params, SPECS["l1_transpose"])
-    result = qc.check("l1_transpose", src)
+    result = harness.check("l1_transpose", src)
     assert result.correct, result.error
 
 

@@ -120,11 +120,9 @@ DEVICE_GLOBS = ("nvidia*", "dri", "nvidia-caps")
 def python_paths() -> list[Path]:
     """The interpreter's installation, the virtual environment, and ``sys.path`` entries
     outside them (e.g. a source checkout on ``PYTHONPATH``), resolved."""
-    import kernelwright
-
+    package = Path(__file__).resolve().parents[2]  # kernelwright/ (no import of the root)
     roots = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
-             Path(sys.executable).resolve().parent,
-             Path(kernelwright.__file__).resolve().parent}
+             Path(sys.executable).resolve().parent, package}
     for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
         if entry:
             roots.add(Path(entry, "kernelwright").resolve())
