@@ -127,3 +127,16 @@ class UnsupportedInstructionError(LaunchError, NotImplementedError):
 
     Fix: compile without that instruction, or add it to ``tools/gpusim`` (see its docstring).
     """
+
+
+class RunnerError(KernelwrightError, RuntimeError):
+    """Inside an evaluation runner: a candidate (or reference) failure to report as data.
+
+    ``level`` names the ladder rung (``"syntax"``, ``"build"``, ``"runtime"``, ...) and
+    ``error`` the message; the runner turns it into ``{"type": "error", ...}`` and the harness
+    into a failed ``EvalResult`` — it never reaches a user as an exception.
+    """
+
+    def __init__(self, level: str, error: str) -> None:
+        super().__init__(error)
+        self.level, self.error = level, error

@@ -18,18 +18,11 @@ from typing import Any
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
+from kernelwright.errors import RunnerError
 from kernelwright.tools.evaluate import protocol
 from kernelwright.tools.evaluate.shm import Arena, SlotLayout
 
 MAX_ERROR_CHARS = 6000
-
-
-class RunnerError(Exception):
-    """A failure to report as ``{"type": "error", "level": ..., "error": ...}``."""
-
-    def __init__(self, level: str, error: str) -> None:
-        super().__init__(error)
-        self.level, self.error = level, error
 
 
 def error_text(exc: BaseException, where: str) -> str:

@@ -32,8 +32,9 @@ from typing import Any
 
 import torch
 
+from kernelwright.errors import RunnerError
 from kernelwright.tools.evaluate import protocol
-from kernelwright.tools.evaluate._runner import ModelServer, RunnerError, error_text
+from kernelwright.tools.evaluate._runner import ModelServer, error_text
 from kernelwright.tools.evaluate.sandbox import apply_hard_limits
 
 PR_SET_DUMPABLE = 4

@@ -18,7 +18,8 @@ from typing import Any
 
 import torch
 
-from kernelwright.tools.evaluate._runner import ModelServer, RunnerError, error_text, weight_specs
+from kernelwright.errors import RunnerError
+from kernelwright.tools.evaluate._runner import ModelServer, error_text, weight_specs
 from kernelwright.tools.evaluate.sandbox import apply_hard_limits
 from kernelwright.tools.evaluate.shm import Arena, SlotLayout
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from kernelwright.errors import TraceFormatError
 from kernelwright.tools.gpusim.records import ClusterPosition, TraceInstruction, WarpStream
 from kernelwright.tools.gpusim.traces import (
     MemcpyCommand,
     TraceDirWriter,
-    TraceFormatError,
     TraceKernelFile,
     iter_kernels,
     read_trace_dir,
