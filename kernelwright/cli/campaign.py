@@ -33,7 +33,7 @@ def campaign(
     """Optimise every task file of TASK_DIR; a bandit (sliding-window UCB on improvement per
     evaluation) gives the evaluations to the tasks that improve. Resume with `kernelwright resume
     CAMPAIGN_ID`."""
-    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.config import LLMSettings
     from kernelwright.graphs.campaign_run import start_campaign
     from kernelwright.graphs.runner import store_root
 
@@ -107,8 +107,7 @@ def write_morning_report(summary, root: Path) -> tuple[str | None, str, str | No
     from kernelwright.graphs.store import RunStore
     from kernelwright.report.html import write_report
 
-    run_dir = RunStore(root).run_dir(summary.campaign_id)
-    html_path, md_path = run_dir / "report.html", run_dir / "report.md"
+    html_path, md_path = RunStore(root).report_paths(summary.campaign_id)
     if not summary.run_ids:
         md_path.write_text(markdown_summary(summary))
         return None, str(md_path), "note: no task was evaluated; wrote the Markdown summary only"

@@ -39,7 +39,7 @@ def chat(
     llm_api_key_env: LlmKeyEnv = None,
 ) -> None:
     """Talk to kernelwright: say what to make faster; approve or reject the plan and the kernel."""
-    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.config import LLMSettings
     from kernelwright.graphs.runner import store_root
 
     settings = _settings(backend=backend, budget=budget)
@@ -55,7 +55,7 @@ def chat(
 
 
 def _open(resume: str | None, task: Path | None, settings, root: Path, llm):
-    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.config import LLMSettings
     from kernelwright.graphs.chat_session import ChatSession
 
     if resume is not None:
@@ -247,7 +247,7 @@ class Conversation:
 
     def _done(self, pause) -> None:
         approved = pause.payload.get("approved")
-        where = self.session.runs.run_dir(self.session.run_id) / "best" / "candidate.py"
+        where = self.session.runs.best_path(self.session.run_id)
         if approved:
             say(f"done: kernel {approved} approved, written to {where}")
         else:

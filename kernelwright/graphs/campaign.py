@@ -177,7 +177,7 @@ class _CampaignNodes:
     def finish(self, state: CampaignState) -> dict:
         summary = campaign_summary(state, self.runner.runs)
         runs = self.runner.runs
-        runs.write_text(state["campaign_id"], "summary.json", summary.model_dump_json(indent=1))
+        runs.save_summary(state["campaign_id"], summary.model_dump_json(indent=1))
         runs.update_meta(
             state["campaign_id"],
             status="done",

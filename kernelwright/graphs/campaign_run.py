@@ -24,7 +24,7 @@ from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
 
 if TYPE_CHECKING:
-    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.config import LLMSettings
 
 Observer = Any  # (event, data) -> None
 
@@ -88,7 +88,7 @@ def resume_campaign(
     meta = campaign_meta(runs, campaign_id)
     settings = settings.model_copy(update={"backend": meta["backend"], "time_limit_s": None})
     if llm is None and meta.get("llm"):
-        from kernelwright.agents.llm import LLMSettings
+        from kernelwright.config import LLMSettings
 
         llm = LLMSettings(**meta["llm"])
     saver = open_checkpointer(runs.root)

@@ -30,7 +30,7 @@ from kernelwright.spec import Task
 from kernelwright.spec.plan import best_profile
 
 if TYPE_CHECKING:
-    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.config import LLMSettings
 
 
 @dataclass(frozen=True)
@@ -144,8 +144,10 @@ class SliceRunner:
             _, (stack, _) = self._open.popitem(last=False)
             stack.close()
         stack = contextlib.ExitStack()
-        llm = self.llm if self.llm is not None and self.llm.enabled else None
-        ctx = stack.enter_context(self.context_factory(self.settings, self.runs, run_id, llm=llm))
+        settings = self.settings
+        if self.llm is not None and self.llm.enabled:
+            settings = settings.model_copy(update={"llm": self.llm})
+        ctx = stack.enter_context(self.context_factory(settings, self.runs, run_id))
         graph = build_optimize_graph(ctx, checkpointer=self.saver)
         self._open[run_id] = (stack, graph)
         return graph
@@ -167,10 +169,10 @@ class SliceRunner:
 
 def run_usage(runs: RunStore, run_id: str) -> tuple[int, float | None]:
     """(tokens, USD) the run's LLM agents used, from its persisted usage ledger (0 offline)."""
-    path = runs.run_dir(run_id) / "usage.json"
-    if not path.exists():
+    saved = runs.load_usage(run_id)
+    if saved is None:
         return 0, 0.0
-    agents = json.loads(path.read_text()).get("per_agent", {}).values()
+    agents = json.loads(saved).get("per_agent", {}).values()
     tokens = sum(int(a.get("input_tokens", 0)) + int(a.get("output_tokens", 0)) for a in agents)
     costs = [a.get("cost_usd", 0.0) for a in agents]
     return tokens, None if None in costs else float(sum(costs))

@@ -48,11 +48,6 @@ class ChatState(RunState, total=False):
     approved: str | None  # the approved candidate id (None: ended without a kernel)
 
 
-def task_relative_path(revision: int, name: str) -> str:
-    """Where revision ``revision`` of a chat run's task file lives inside its run directory."""
-    return f"task/r{revision}/{name}.py"
-
-
 def offered_kernel(state: ChatState) -> Profile | None:
     """The best correct kernel the user has not rejected."""
     rejected = set(state.get("rejected") or [])
@@ -106,7 +101,7 @@ class ChatNodes:
         rejected, plan = state.get("rejected_plan"), update.get("plan")
         if plan is not None and rejected is not None and _same_plan(plan, rejected):
             plan = _rotated(plan)
-            self.ctx.store.write_text(state["run_id"], "plan.json", plan.model_dump_json(indent=1))
+            self.ctx.store.save_plan(state["run_id"], plan.model_dump_json(indent=1))
             update = {**update, "plan": plan}
         return update
 
@@ -162,7 +157,7 @@ class ChatNodes:
         store, run_id = self.ctx.store, state["run_id"]
         if best is not None:
             source = store.load_candidate(run_id, best.candidate_id).source
-            store.write_text(run_id, "best/candidate.py", source)
+            store.save_best(run_id, source)
         store.update_meta(
             run_id,
             status="done",
@@ -199,7 +194,7 @@ class ChatNodes:
         name = self.ctx.task(state["task_path"])[0].name
         spaces = [ImplementationSpace(s) for s in state.get("task_spaces") or ["custom_kernel"]]
         text = revision_source(state["base_source"], request, spaces, reasons)
-        path = self.ctx.store.write_text(state["run_id"], task_relative_path(revision, name), text)
+        path = self.ctx.store.save_task_revision(state["run_id"], revision, name, text)
         return {"task_path": str(path), "revision": revision}
 
 

@@ -21,7 +21,7 @@ from langgraph.types import Command
 from kernelwright.agents.request_parser import RunRequest
 from kernelwright.config import Settings
 from kernelwright.errors import ChatError
-from kernelwright.graphs.chat import build_chat_graph, offered_kernel, task_relative_path
+from kernelwright.graphs.chat import build_chat_graph, offered_kernel
 from kernelwright.graphs.chat_task import revision_source, task_spaces
 from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
@@ -29,7 +29,7 @@ from kernelwright.spec import Task
 from kernelwright.spec.plan import best_profile
 
 if TYPE_CHECKING:
-    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.config import LLMSettings
 
 Emit = Callable[[str, dict[str, Any]], None]  # (node name, state update)
 
@@ -101,7 +101,7 @@ class ChatSession:
         runs = RunStore(root)
         run_id = new_run_id(f"chat-{name}")
         text = revision_source(base_source, request, spaces, [])
-        path = runs.write_text(run_id, task_relative_path(0, name), text)
+        path = runs.save_task_revision(run_id, 0, name, text)
         Task.from_path(path)  # the constraints block must keep the module loadable
         backend = request.backend or settings.backend
         budget = request.budget or settings.budget
@@ -122,7 +122,7 @@ class ChatSession:
             },
         )
         if usage_json is not None:
-            runs.write_text(run_id, "usage.json", usage_json)
+            runs.save_usage(run_id, usage_json)
         return cls(run_id, settings, root, llm=llm, context_factory=context_factory)
 
     def _initial_state(self) -> dict[str, Any]:
@@ -154,7 +154,9 @@ class ChatSession:
         settings = self.settings
         if self.meta.get("time_limit_s"):
             settings = settings.model_copy(update={"time_limit_s": self.meta["time_limit_s"]})
-        with self.context_factory(settings, self.runs, self.run_id, llm=llm) as ctx:
+        if llm is not None:
+            settings = settings.model_copy(update={"llm": llm})
+        with self.context_factory(settings, self.runs, self.run_id) as ctx:
             graph = build_chat_graph(
                 ctx, saver, stop_requested=self.stop_event.is_set, quote_reasons=llm is not None
             )

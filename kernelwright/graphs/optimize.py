@@ -90,7 +90,7 @@ class OptimizeNodes:
         task, contract = self.ctx.task(state["task_path"])
         plan = self.ctx.planner.plan(task, contract, state["backend"])
         store = self.ctx.store
-        store.save_plan(state["run_id"], contract.render(), plan.model_dump_json(indent=1))
+        store.save_plan(state["run_id"], plan.model_dump_json(indent=1), contract.render())
         store.update_meta(state["run_id"], status="running", plan=plan.strategy)
         self._persist()
         return {"plan": plan, "round": 0, "status": "running"}

@@ -438,10 +438,10 @@ def _source_diff(
 
 def _usage(store: RunStore, run_id: str) -> list[AgentUsage]:
     """Per-agent LLM usage from the run's ledger; empty for offline runs."""
-    path = store.run_dir(run_id) / "usage.json"
-    if not path.exists():
+    saved = store.load_usage(run_id)
+    if saved is None:
         return []
-    ledger = json.loads(path.read_text())
+    ledger = json.loads(saved)
     return [
         AgentUsage(agent=agent, **{k: v for k, v in u.items() if k in AgentUsage.model_fields})
         for agent, u in (ledger.get("per_agent") or {}).items()

@@ -14,6 +14,8 @@ Layout under ``settings.data_dir`` (or ``--store PATH``)::
     runs/<run_id>/usage.json                           LLM usage ledger (LLM runs)
     runs/<run_id>/prompts.json                         meta-prompt archive (LLM runs)
     runs/<run_id>/best/candidate.py                    the best candidate module
+    runs/<run_id>/task/r<revision>/<name>.py           a chat run's task file, per revision
+    runs/<campaign_id>/summary.json, report.html|.md   a campaign's summary and morning report
 
 Only this module knows these names: everything else asks :class:`RunStore` for an artefact.
 """
@@ -54,6 +56,10 @@ TUNE = "tune"
 USAGE = "usage.json"
 PROMPTS = "prompts.json"
 BEST_KERNEL = "best/candidate.py"
+TASK_REVISION = "task/r{revision}/{name}.py"
+SUMMARY = "summary.json"
+REPORT_HTML = "report.html"
+REPORT_MD = "report.md"
 
 
 def new_run_id(task_name: str) -> str:
@@ -141,16 +147,34 @@ class RunStore:
         )
 
     # -- the plan, the best kernel ---------------------------------------------------------
-    def save_plan(self, run_id: str, contract_text: str, plan_json: str) -> None:
-        """The contract the planner saw and the plan it made (for ``show`` and people)."""
-        _atomic_write(self.run_dir(run_id) / CONTRACT, contract_text)
+    def save_plan(self, run_id: str, plan_json: str, contract_text: str | None = None) -> None:
+        """The plan the planner made and the contract it saw (for ``show`` and people)."""
         _atomic_write(self.run_dir(run_id) / PLAN, plan_json)
+        if contract_text is not None:
+            _atomic_write(self.run_dir(run_id) / CONTRACT, contract_text)
+
+    def best_path(self, run_id: str) -> Path:
+        """Where the best candidate's module is written."""
+        return self.run_dir(run_id) / BEST_KERNEL
 
     def save_best(self, run_id: str, source: str) -> Path:
         """Write the best candidate's module; returns its path."""
-        path = self.run_dir(run_id) / BEST_KERNEL
-        _atomic_write(path, source)
+        _atomic_write(self.best_path(run_id), source)
+        return self.best_path(run_id)
+
+    def save_task_revision(self, run_id: str, revision: int, name: str, text: str) -> Path:
+        """Revision ``revision`` of a chat run's task file; returns its path."""
+        path = self.run_dir(run_id) / TASK_REVISION.format(revision=revision, name=name)
+        _atomic_write(path, text)
         return path
+
+    def save_summary(self, run_id: str, summary_json: str) -> None:
+        """A campaign's summary."""
+        _atomic_write(self.run_dir(run_id) / SUMMARY, summary_json)
+
+    def report_paths(self, run_id: str) -> tuple[Path, Path]:
+        """Where a campaign's morning report goes: (HTML, Markdown)."""
+        return self.run_dir(run_id) / REPORT_HTML, self.run_dir(run_id) / REPORT_MD
 
     # -- search state and LLM state (files owned by their objects' own load/save) ----------
     def archive_path(self, run_id: str) -> Path:

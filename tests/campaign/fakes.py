@@ -55,7 +55,7 @@ class Evaluator:
 
 def team(evaluator: Evaluator, tokens_per_eval: int = 0):
     @contextlib.contextmanager
-    def factory(settings, store, run_id, llm=None):
+    def factory(settings, store, run_id):
         def evaluate(task, candidate):
             result = evaluator(task, candidate)
             if tokens_per_eval:  # what an LLM team's ledger would hold
@@ -69,7 +69,7 @@ def team(evaluator: Evaluator, tokens_per_eval: int = 0):
                         }
                     }
                 }
-                store.write_text(run_id, "usage.json", json.dumps(usage))
+                store.save_usage(run_id, json.dumps(usage))
             return result
 
         yield OptimizeContext(settings=settings, store=store, planner=Planner(), coder=Coder(),

@@ -85,7 +85,7 @@ class FakeEvaluator:
 
 def fake_team(evaluator: FakeEvaluator, planner: FakePlanner | None = None, batch_size: int = 2):
     @contextlib.contextmanager
-    def factory(settings, store, run_id, llm=None):
+    def factory(settings, store, run_id):
         yield OptimizeContext(
             settings=settings,
             store=store,

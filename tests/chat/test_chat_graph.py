@@ -134,7 +134,7 @@ def test_a_request_without_task_and_a_non_chat_run_name_the_fix(settings):
 
 
 def test_with_an_llm_every_reason_is_quoted_for_the_agents(settings):
-    from kernelwright.agents.llm import LLMSettings
+    from kernelwright.config import LLMSettings
 
     request = OfflineRequestParser().parse(f"make {TASK} faster")
     team = fake_team(FakeEvaluator())
@@ -142,7 +142,7 @@ def test_with_an_llm_every_reason_is_quoted_for_the_agents(settings):
     session = ChatSession.create(
         request, settings, settings.data_dir, llm=llm, context_factory=team, usage_json="{}"
     )
-    assert (session.runs.run_dir(session.run_id) / "usage.json").read_text() == "{}"
+    assert session.runs.load_usage(session.run_id) == "{}"
     session.advance(None)
     session.advance({"approve": False, "reason": "fuse the two passes into one"})
     text = Path(session.values()["task_path"]).read_text()

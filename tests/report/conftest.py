@@ -80,7 +80,7 @@ def scripted_result(task, candidate) -> EvalResult:
 
 
 @contextlib.contextmanager
-def scripted_team(settings, store, run_id, llm=None):
+def scripted_team(settings, store, run_id):
     yield OptimizeContext(
         settings=settings,
         store=store,
@@ -110,7 +110,7 @@ def scripted_store(tmp_path_factory) -> Path:
         start_run(TASK, settings, run_id=run_id, context_factory=scripted_team)
     store = RunStore(root)
     store.update_meta("hostile", task=HOSTILE)
-    store.write_text("good", "usage.json", json.dumps(USAGE))
+    store.save_usage("good", json.dumps(USAGE))
     return root
 
 

@@ -51,7 +51,7 @@ def _evaluate(task, candidate):
 
 
 @contextlib.contextmanager
-def scripted_team(settings, store, run_id, llm=None):
+def scripted_team(settings, store, run_id):
     peaks = MachinePeaks(bandwidth_gbps=10.0, gflops=100.0)
     yield OptimizeContext(settings=settings, store=store, planner=_Planner(), coder=_Coder(),
                           profiler=RooflineProfiler(peaks), critic=RuleCritic(),

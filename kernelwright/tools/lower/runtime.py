@@ -112,15 +112,15 @@ def _signature(training: bool, inputs: tuple[Any, ...]) -> str:
 
 
 def _load(backend: str, source: str) -> Any:
-    from kernelwright.tools.backends import get_backend
+    from kernelwright.tools.backends import active_registry
 
-    return get_backend(backend).load_inline(source)
+    return active_registry().get(backend).load_inline(source)
 
 
 def _launcher(backend: str, kernels: Any):
-    from kernelwright.tools.backends import get_backend
+    from kernelwright.tools.backends import active_registry
 
-    be = get_backend(backend)
+    be = active_registry().get(backend)
 
     def run_sycl(steps, t):
         for s in steps:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from lower_helpers import check_lowered, task
 
-from kernelwright.tools.backends import get_backend
+from kernelwright.config import Settings
+from kernelwright.tools.backends import BackendRegistry
 from kernelwright.tools.lower import lower_task
 
 
@@ -17,7 +18,7 @@ def test_cuda_source_compiles_with_nvcc(name):
     if name == "layernorm3":  # the cooperative (one block per row) form
         prog = prog.with_params({"g0.strategy": "group", "g0.wg": 64})
         assert "kw_block_reduce" in prog.source
-    result = get_backend("cuda").build(prog.source)
+    result = BackendRegistry(Settings()).get("cuda").build(prog.source)
     assert result.ok, result.log
 
 
@@ -25,6 +26,6 @@ def test_cuda_source_compiles_with_nvcc(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["relu_chain", "softmax_mid"])
 def test_cuda_runs_correctly_on_the_emulator(name):
-    if not get_backend("cuda").status().can_run:
+    if not BackendRegistry(Settings()).get("cuda").status().can_run:
         pytest.skip("neither a CUDA device nor the PTX emulator is usable here")
     check_lowered(lower_task(task(name), "cuda"))
