@@ -135,13 +135,14 @@ def workload_kernels(names: tuple[str, ...]) -> dict[str, list]:
     """Emulator-written traces of workloads, held in memory (empty without nvcc)."""
     if shutil.which("nvcc") is None:
         return {}
+    from kernelwright.config import Settings
     from kernelwright.tools.gpusim.traces import MemoryTraceSink
     from kernelwright.tools.gpusim.workloads import get_workload
 
     out = {}
     for name in names:
         sink = MemoryTraceSink()
-        get_workload(name).run(sink=sink)
+        get_workload(name, settings=Settings()).run(sink=sink)
         out[f"workload {name} ({len(sink.kernels)} kernels)"] = sink.kernels
     return out
 

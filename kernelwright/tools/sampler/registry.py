@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from kernelwright.registry import lookup
 
 if TYPE_CHECKING:
     from kernelwright.tools.sampler.base import Sampler
@@ -25,7 +26,4 @@ def get_sampler(name: str, **kwargs: Any) -> Sampler:
     Raises:
         ValueError: unknown name (the message lists the choices).
     """
-    if name not in SAMPLERS:
-        raise ValueError(f"unknown sampling method {name!r}; choose from {sorted(SAMPLERS)}")
-    module, cls = SAMPLERS[name].split(":")
-    return getattr(import_module(module), cls)(**kwargs)
+    return lookup(SAMPLERS, name, "sampling method")(**kwargs)
