@@ -68,7 +68,7 @@ def speedup_over_time(runs: list[RunSummary]) -> str:
     unit, scale = ("hours", 3600.0) if span > 2 * 3600 else ("minutes", 60.0)
     if span < 120:
         unit, scale = "seconds", 1.0
-    with _figure(7.0, 3.2) as (fig, (ax,)):
+    with _figure(10.0, 3.4) as (fig, (ax,)):
         drawn = 0
         for run in runs:
             steps = run.best_over_time()
@@ -88,7 +88,7 @@ def speedup_over_time(runs: list[RunSummary]) -> str:
 
 
 def _speedup_over_evaluations(runs: list[RunSummary]) -> str:
-    with _figure(7.0, 3.2) as (fig, (ax,)):
+    with _figure(10.0, 3.4) as (fig, (ax,)):
         drawn = 0
         for run in runs:
             points = [(n, s) for n, s in run.best_so_far() if s is not None]
@@ -140,7 +140,10 @@ def archive_heatmap(archive: ArchiveView, title: str) -> str:
                     continue
                 grid[i][j] = elite.speedup if elite.speedup else 0.0
                 text = f"{elite.speedup:.2f}x" if elite.speedup else f"L{elite.level}"
-                ax.text(j, i, text, ha="center", va="center", fontsize=7)
+                dark = grid[i][j] > 0.55 * top  # light text on the dark end of the colour map
+                ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                        color="white" if dark else "black")  # fmt: skip
+            ax.set_facecolor("0.95")  # empty cells: light grey
             image = ax.imshow(grid, cmap=_HEAT, vmin=0.0, vmax=top, origin="lower")
             ax.set_xticks(range(n))
             ax.set_yticks(range(n))
@@ -157,7 +160,7 @@ def roofline_chart(runs: list[RunSummary], roofs: Roofs) -> str:
 
     Roofs: ``P(I) = min(FLOP_rate, I * BW)``; a roof no run pinned down is not drawn.
     """
-    with _figure(7.0, 3.6) as (fig, (ax,)):
+    with _figure(10.0, 3.8) as (fig, (ax,)):
         intensities = [r.intensity for r in runs if r.intensity]
         placed = 0
         for run in runs:
