@@ -93,15 +93,29 @@ class Evaluation(BaseModel):
     device: str | None
 
 
+class SampledInvocation(BaseModel):
+    invocation: int
+    kernel: str
+    weight: float
+    cycles: float
+
+
+class KernelShare(BaseModel):
+    kernel: str
+    share: float
+
+
 class WorkloadSample(BaseModel):
+    """What the agents' ``sample_workload`` tool returns, typed."""
+
     workload: str
     method: str
     gpu: str
     invocations: int
-    representatives: list[dict]
+    representatives: list[SampledInvocation]
     projected_cycles: float
-    projected_us: float
-    seconds: float
+    top_kernels: list[KernelShare]
+    note: str
 
 
 @contextlib.contextmanager
@@ -196,21 +210,11 @@ class KernelwrightTools:
             self.store.update_meta(run_id, status="cancelled")
         return self.status(run_id)
 
-    def sample(self, trace_dir: str, method: str, gpu: str) -> WorkloadSample:
-        try:
-            from kernelwright.tools.sampler import sample_trace_dir
-        except ModuleNotFoundError as exc:
-            if exc.name != "kernelwright.tools.sampler":
-                raise  # the sampler is there but broken: an unexpected error, not this one
-            raise ToolError(
-                "sample_workload is not available: this kernelwright has no workload sampler "
-                "(kernelwright.tools.sampler is missing); update kernelwright to a version "
-                "that ships it"
-            ) from exc
+    def sample(self, trace_dir: str, method: str, gpu: str, top: int) -> WorkloadSample:
+        from kernelwright.agents.sampling_tool import sample_workload
+
         folder = self.roots.check_dir(trace_dir, "trace_dir")
-        report = sample_trace_dir(folder, method, gpu=gpu, settings=self.settings)
-        return WorkloadSample(**{k: v for k, v in report.as_dict().items()
-                                 if k in WorkloadSample.model_fields})  # fmt: skip
+        return WorkloadSample(**sample_workload(str(folder), method, gpu, top, self.settings))
 
 
 def build_server(
@@ -281,10 +285,12 @@ def _register(server: MCPServer, tools: KernelwrightTools) -> None:
         trace_dir: Annotated[str, Field(description="Accel-Sim trace directory")],
         method: Annotated[str, Field(description="gcl, pka, sieve, stem, photon, random")] = "gcl",
         gpu: Annotated[str, Field(description="GPU model of the timing model")] = "rtx2080ti",
+        top: Annotated[int, Field(ge=1, le=100, description="kernels to rank by share")] = 5,
     ) -> WorkloadSample:
-        """Pick the few kernel invocations of a long workload worth simulating, with weights."""
+        """Pick the few kernel invocations of a long workload worth simulating, with weights,
+        and rank the kernels by their share of the projected time (what to optimise first)."""
         with tool_errors():
-            return tools.sample(trace_dir, method, gpu)
+            return tools.sample(trace_dir, method, gpu, top)
 
 
 def serve(

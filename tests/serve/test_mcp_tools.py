@@ -87,8 +87,7 @@ def test_roots_follow_symlinks(tmp_path):
         roots.check(inside / ".." / "out" / "secret.py")
 
 
-def test_sample_workload_samples_or_says_the_sampler_is_missing(tmp_path):
-    import importlib.util
+def test_sample_workload_through_the_agents_tool(tmp_path):
     import shutil
 
     traces = tmp_path / "root" / "traces"
@@ -96,16 +95,15 @@ def test_sample_workload_samples_or_says_the_sampler_is_missing(tmp_path):
                     traces)  # fmt: skip
     settings = Settings(data_dir=tmp_path / "store", cache_dir=tmp_path / "cache")
     served = {"settings": settings, "root": tmp_path / "root", "store": tmp_path / "store"}
-    calls = [("sample_workload", {"trace_dir": str(traces), "method": "random"}),
-             ("sample_workload", {"trace_dir": str(tmp_path)})]  # fmt: skip
-    _, (sampled, outside) = _call(served, calls)
-    assert outside.is_error
-    if importlib.util.find_spec("kernelwright.tools.sampler") is None:
-        assert sampled.is_error and "no workload sampler" in sampled.content[0].text
-        assert "not available" in outside.content[0].text  # checked before the path
-    else:
-        assert not sampled.is_error, sampled.content
-        result = sampled.structured_content
-        assert result["method"] == "random" and result["invocations"] >= 1
-        assert 1 <= len(result["representatives"]) <= result["invocations"]
-        assert "outside the directories" in outside.content[0].text
+    calls = [("sample_workload", {"trace_dir": str(traces), "method": "random", "top": 2}),
+             ("sample_workload", {"trace_dir": str(tmp_path)}),
+             ("sample_workload", {"trace_dir": str(traces), "method": "astrology"})]  # fmt: skip
+    _, (sampled, outside, unknown) = _call(served, calls)
+    assert not sampled.is_error, sampled.content
+    result = sampled.structured_content
+    assert result["method"] == "random" and result["invocations"] >= 1
+    assert 1 <= len(result["representatives"]) <= result["invocations"]
+    assert sum(r["weight"] for r in result["representatives"]) > 0
+    assert 1 <= len(result["top_kernels"]) <= 2 and "timing model" in result["note"]
+    assert outside.is_error and "outside the directories" in outside.content[0].text
+    assert unknown.is_error and "astrology" in unknown.content[0].text
