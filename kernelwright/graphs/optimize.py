@@ -50,13 +50,17 @@ class OptimizeContext:
     batch_size: int = 2
     persist: Callable[[], None] | None = None  # saves agent-side state (LLM usage) after a node
     choose_parent: Callable[[Any], Profile | None] | None = None  # R^3 outer level (archive)
+    # The harness's contract of a task (derived by its reference runner); without one the
+    # contract is derived here. Either way the planner and the harness judge by the same one.
+    contract_of: Callable[[Task], Contract] | None = None
     _tasks: dict[str, tuple[Task, Contract]] = field(default_factory=dict)
 
     def task(self, path: str) -> tuple[Task, Contract]:
-        """Load a task and derive its contract once per process."""
+        """Load a task and get its contract once per process."""
         if path not in self._tasks:
             task = Task.from_path(path)
-            self._tasks[path] = (task, derive_contract(task))
+            contract = self.contract_of(task) if self.contract_of else derive_contract(task)
+            self._tasks[path] = (task, contract)
         return self._tasks[path]
 
 

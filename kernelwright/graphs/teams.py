@@ -56,6 +56,7 @@ def offline_team(
             profiler=RooflineProfiler(machine_peaks(settings.cache_dir)),
             critic=critic,
             evaluate=lambda task, cand: evaluate(task, cand, settings=settings, pool=pool),
+            contract_of=pool.contract,
             batch_size=settings.max_concurrent_evals * 2,
             persist=persist,
             search=search.inner if search is not None else None,

@@ -29,10 +29,11 @@ class ReferenceServer(ModelServer):
 
     def __init__(self, sock: socket.socket, task_path: Path) -> None:
         super().__init__(sock)
-        from kernelwright.spec.task import import_task_module
+        from kernelwright.spec.task import Task
 
         self.task_path = task_path
-        self.module = import_task_module(task_path)
+        self.task = Task.from_path(task_path)  # the one import of the task in this process
+        self.module = self.task.module()
         self.model_class = self.module.Model
         self.fp64: dict[int, torch.nn.Module] = {}
 
@@ -49,11 +50,11 @@ class ReferenceServer(ModelServer):
 
     def contract(self) -> dict[str, Any]:
         from kernelwright.errors import TaskError
-        from kernelwright.spec import Task, derive_contract
+        from kernelwright.spec import derive_contract
         from kernelwright.spec.inputs import init_inputs_for
 
         try:
-            contract = derive_contract(Task.from_path(self.task_path))
+            contract = derive_contract(self.task)
             init = init_inputs_for(self.module)
         except TaskError as exc:
             raise RunnerError("task", str(exc)) from exc
