@@ -15,8 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ("l1_gelu.py", "l1_row_softmax.py")
-BUDGET_PER_TASK = 4
-KILL_AT = (1, 5)  # kill once this many evaluations are logged (over all the campaign's runs)
+BUDGET_PER_TASK = 3
+KILL_AT = (1, 4)  # kill once this many evaluations are logged (over all the campaign's runs)
 
 
 def _cli(*args: str) -> subprocess.Popen:
