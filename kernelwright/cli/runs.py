@@ -18,7 +18,7 @@ from kernelwright.cli._app import (
     app,
     console,
 )
-from kernelwright.errors import KernelwrightError
+from kernelwright.errors import ChatError, KernelwrightError
 
 LlmUrl = Annotated[str | None, typer.Option("--llm-base-url", help="OpenAI-compatible endpoint")]
 LlmModel = Annotated[str | None, typer.Option("--llm-model", help="model name; none = offline")]
@@ -84,10 +84,13 @@ def resume(run_id: str, store: StoreOpt = None, json_out: JsonOpt = False) -> No
 
     settings = _settings()
     with contextlib.suppress(KernelwrightError):  # an unknown id fails below with its fix
-        if RunStore(store_root(settings, store)).meta(run_id).get("kind") == "campaign":
+        kind = RunStore(store_root(settings, store)).meta(run_id).get("kind")
+        if kind == "campaign":
             from kernelwright.cli.campaign import resume_campaign_command
 
             return resume_campaign_command(run_id, store, json_out)
+        if kind == "chat":
+            _fail(ChatError(f"{run_id} is a chat thread: `kernelwright chat --resume {run_id}`"))
     _run(
         lambda obs: kernelwright.resume(run_id, settings, store=store, observer=obs),
         None,
