@@ -81,7 +81,9 @@ def _open(resume: str | None, task: Path | None, settings, root: Path, llm):
 
 
 def _first_request(task: Path | None, parser):
-    """Read messages until one names a task (or the task argument supplies it)."""
+    """Read messages until they name a task (or the task argument supplies it); the words of
+    earlier messages still count (say the constraints first, paste the module next)."""
+    said: list[str] = []
     while True:
         text = read_message()
         if text is None or text.strip() in ("/quit", "/exit"):
@@ -89,10 +91,11 @@ def _first_request(task: Path | None, parser):
         if text.startswith("/"):
             say("no run yet: describe what to make faster first")
             continue
-        request = parser.parse(text)
+        request = parser.parse("\n".join([*said, text]))
         if request.task_source is None and request.task_path is None and task is not None:
             request = request.model_copy(update={"task_path": str(task)})
         if request.task_source is None and request.task_path is None:
+            said.append(text)
             say("which task? name a task file, or paste the module between ``` fences")
             continue
         if request.task_path and not Path(request.task_path).expanduser().is_file():

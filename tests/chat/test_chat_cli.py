@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from kernelwright.cli import app
@@ -29,3 +30,21 @@ def test_resume_names_the_chat_command_for_a_chat_thread(tmp_path):
     result = CliRunner().invoke(app, ["resume", "chat-x", "--store", str(tmp_path)])
     assert result.exit_code == 2
     assert "kernelwright chat --resume chat-x" in result.output
+
+
+@pytest.mark.slow  # the run starts (and plans) before /quit returns
+def test_words_said_before_the_pasted_module_still_count(tmp_path):
+    module = (
+        "```python\nimport torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return x * 2\ndef get_inputs():\n    return [torch.randn(64, 64)]\n```\n"
+    )
+    result = CliRunner().invoke(
+        app,
+        ["chat", "--store", str(tmp_path)],
+        input=f"make it faster, budget 3, cpp, 1e-3\n{module}/quit\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "backend: cpp" in result.output and "budget: 3" in result.output
+    assert "tolerance every float dtype: atol=0.001" in result.output
+    (run_id,) = RunStore(tmp_path).run_ids()
+    assert RunStore(tmp_path).meta(run_id)["backend"] == "cpp"
