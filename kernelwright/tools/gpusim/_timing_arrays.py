@@ -35,7 +35,6 @@ from kernelwright.tools.gpusim.records import TraceInstruction, WarpStream
 
 _BATCH = 128
 _MASK, _ADDRS, _WIDTH = attrgetter("mask"), attrgetter("addresses"), attrgetter("mem_width")
-_KEY = attrgetter("opcode", "srcs", "dests")
 _EXIT = int(OpClass.EXIT)
 _LINE, _BANK, _COUNT = (np.zeros(len(OpClass), bool) for _ in range(3))  # class -> is it
 _LINE[[OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL, OpClass.ST_LOCAL,
@@ -156,9 +155,13 @@ class ArrayDecoder:
         flat = list(chain.from_iterable(insts))
         n = len(flat)
         masks = np.fromiter(map(_MASK, flat), np.int64, n)
-        sig = np.fromiter(map(on.__getitem__, map(_KEY, flat)), np.int64, n)
-        for k in np.flatnonzero(masks == 0).tolist():  # predicated off: a no-op row
-            sig[k] = off[(flat[k].opcode, flat[k].srcs)]
+        # Producers share one record among identical instructions (the reader's line cache,
+        # the emulator's per-(pc, mask) records), so look each distinct object up once; ids
+        # are unique while ``flat`` holds the objects.
+        distinct = dict(zip(map(id, flat), flat, strict=True))
+        by_id = {k: (on[(i.opcode, i.srcs, i.dests)] if i.mask else off[(i.opcode, i.srcs)])
+                 for k, i in distinct.items()}
+        sig = np.fromiter(map(by_id.__getitem__, map(id, flat)), np.int64, n)
         cls = self.tables()[0][sig]
         keep = _kept(cls, masks, lengths)
         threads = int(popcount(masks[keep]).sum())
