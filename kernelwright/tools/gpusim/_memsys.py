@@ -139,9 +139,15 @@ def shared_wavefronts(addr_lists: list[tuple[int, ...]], widths: list[int]) -> l
         parts.append(inst[sel] | ((words[sel] + np.uint64(k)) & _WORD_MASK))
     keys = _sorted_unique(_drop_repeats(np.concatenate(parts) if len(parts) > 1 else parts[0]))
     owner = (keys >> np.uint64(_WORD_SHIFT)).astype(np.int64)
-    bank = (keys & np.uint64(NUM_BANKS - 1)).astype(np.int64)
-    per_bank = np.bincount(owner * NUM_BANKS + bank, minlength=n * NUM_BANKS)
-    return np.maximum(per_bank.reshape(n, NUM_BANKS).max(axis=1), 1).tolist()
+    bank_keys = owner * NUM_BANKS + (keys & np.uint64(NUM_BANKS - 1)).astype(np.int64)
+    bank_keys.sort()
+    starts = np.flatnonzero(np.r_[True, bank_keys[1:] != bank_keys[:-1]])
+    uniq, per_bank = bank_keys[starts], np.diff(np.r_[starts, len(bank_keys)])
+    owners = uniq // NUM_BANKS  # sorted: one group of banks per instruction
+    first = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+    waves = np.ones(n, dtype=np.int64)
+    waves[owners[first]] = np.maximum.reduceat(per_bank, first)
+    return waves.tolist()
 
 
 def _addresses(addr_lists: list[tuple[int, ...]], total: int) -> np.ndarray:
