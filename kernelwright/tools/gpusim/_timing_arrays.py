@@ -158,10 +158,11 @@ class ArrayDecoder:
         # Producers share one record among identical instructions (the reader's line cache,
         # the emulator's per-(pc, mask) records), so look each distinct object up once; ids
         # are unique while ``flat`` holds the objects.
-        distinct = dict(zip(map(id, flat), flat, strict=True))
+        ids = list(map(id, flat))
+        distinct = dict(zip(ids, flat, strict=True))
         by_id = {k: (on[(i.opcode, i.srcs, i.dests)] if i.mask else off[(i.opcode, i.srcs)])
                  for k, i in distinct.items()}
-        sig = np.fromiter(map(by_id.__getitem__, map(id, flat)), np.int64, n)
+        sig = np.fromiter(map(by_id.__getitem__, ids), np.int64, n)
         cls = self.tables()[0][sig]
         keep = _kept(cls, masks, lengths)
         threads = int(popcount(masks[keep]).sum())
