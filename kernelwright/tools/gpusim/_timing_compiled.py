@@ -8,6 +8,7 @@ them cycle for cycle); about 10-50x faster. Needs numba (``pip install numba``);
 from __future__ import annotations
 
 import importlib.util
+import logging
 from collections.abc import Iterator
 
 import numpy as np
@@ -16,10 +17,20 @@ from kernelwright.tools.gpusim._timing_arrays import decoder_for
 from kernelwright.tools.gpusim.gpus import GPUConfig
 from kernelwright.tools.gpusim.records import WarpStream
 
+logger = logging.getLogger(__name__)
+
 
 def available() -> bool:
-    """True when numba can be imported."""
-    return importlib.util.find_spec("numba") is not None
+    """True when numba imports (it may be installed yet broken, e.g. by a shadowing module)."""
+    if importlib.util.find_spec("numba") is None:
+        return False
+    try:
+        import numba  # noqa: F401
+    except Exception as exc:  # numba raises more than ImportError when its imports break
+        logger.warning("numba is installed but does not import (%s); using the reference "
+                       "timing engine", exc)
+        return False
+    return True
 
 
 class ArrayCache:
