@@ -21,6 +21,7 @@ Speeds are per CPU-second (``time.process_time``), best of ``--repeats`` runs: t
 shared, and CPU time with best-of is the least noisy estimate.
 
     python benchmarks/gpusim.py [--repeats 3] [--ctas 272] [--workloads mm3,gaussian,bfs]
+                                [--engines-only]
 """
 
 from __future__ import annotations
@@ -247,11 +248,15 @@ def main() -> None:
     parser.add_argument("--ctas", type=int, default=272, help="CTAs per synthetic kernel")
     parser.add_argument("--workloads", default="mm3,gaussian,bfs",
                         help="comma-separated workloads for the before/after table ('' = none)")
+    parser.add_argument("--engines-only", action="store_true",
+                        help="print the before/after table only")
     args = parser.parse_args()
     ks = kernels(args.ctas)
     total = sum(len(w.instructions) for k in ks.values() for w in k.streams)
     print(f"{len(ks)} synthetic kernels, {total} warp-instructions, best of {args.repeats}")
     print_before_after(ks, tuple(w for w in args.workloads.split(",") if w), args.repeats)
+    if args.engines_only:
+        return
     rows = model_rows(ks, args.repeats) + trace_rows(ks, args.repeats)
     rows += workload_rows() + emulator_rows()
     width = max(len(r[0]) for r in rows)

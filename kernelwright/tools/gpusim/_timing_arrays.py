@@ -35,6 +35,7 @@ from kernelwright.tools.gpusim.records import TraceInstruction, WarpStream
 
 _BATCH = 128
 _MASK, _ADDRS, _WIDTH = attrgetter("mask"), attrgetter("addresses"), attrgetter("mem_width")
+_KEY = attrgetter("opcode", "srcs", "dests")
 _EXIT = int(OpClass.EXIT)
 _LINE, _BANK, _COUNT = (np.zeros(len(OpClass), bool) for _ in range(3))  # class -> is it
 _LINE[[OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL, OpClass.ST_LOCAL,
@@ -160,8 +161,11 @@ class ArrayDecoder:
         # are unique while ``flat`` holds the objects.
         ids = list(map(id, flat))
         distinct = dict(zip(ids, flat, strict=True))
-        by_id = {k: (on[(i.opcode, i.srcs, i.dests)] if i.mask else off[(i.opcode, i.srcs)])
-                 for k, i in distinct.items()}
+        objs = list(distinct.values())
+        sig_d = np.fromiter(map(on.__getitem__, map(_KEY, objs)), np.int64, len(objs))
+        for k in np.flatnonzero(np.fromiter(map(_MASK, objs), np.int64, len(objs)) == 0):
+            sig_d[k] = off[(objs[k].opcode, objs[k].srcs)]  # predicated off: a no-op row
+        by_id = dict(zip(distinct, sig_d.tolist(), strict=True))
         sig = np.fromiter(map(by_id.__getitem__, ids), np.int64, n)
         cls = self.tables()[0][sig]
         keep = _kept(cls, masks, lengths)
