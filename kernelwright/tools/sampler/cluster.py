@@ -4,11 +4,11 @@ Two rules choose k; neither reads the cycles a sampler is scored against:
 
 * ``silhouette`` - the k in ``2..k_max`` with the highest mean silhouette coefficient
   ``s = (b - a) / max(a, b)`` (a: mean distance to the own cluster, b: to the nearest other).
-* ``bound`` - the smallest k whose representatives project a cheap profile signal ``c_i`` (warp
-  instructions + 4 x memory sectors, from the trace) within ``epsilon``:
-  ``|sum_i c_i - sum_s w_s c_s| / sum_i c_i <= epsilon`` and, per cluster,
-  ``max_{i in C} |c_i - c_s| / c_s <= cluster_tolerance`` (a cluster whose members differ in work
-  by more than that is split). k grows geometrically (x1.25) until both hold.
+* ``bound`` - the smallest k whose representatives project every cheap profile signal ``c_i``
+  (columns: a time estimate, thread instructions, memory sectors - all from the trace) within
+  ``epsilon``: ``|sum_i c_i - sum_s w_s c_s| / sum_i c_i <= epsilon``, and whose clusters keep
+  the time estimate within ``cluster_tolerance`` of their representative's,
+  ``max_{i in C} |c_i - c_s| / c_s``. k grows geometrically (x1.1) until both hold.
 
 Points are unique graphs with multiplicities (``sample_weight`` in K-Means), so identical
 invocations always share a cluster. Representative of a cluster: the member closest to the
@@ -77,18 +77,23 @@ def choose_k_bound(points: np.ndarray, weights: np.ndarray, signal: np.ndarray,
         err, spread = _signal_error(labels, reps, weights, signal)
         if (err <= epsilon and spread <= cluster_tolerance) or k >= n:
             return Clustering(labels, len(set(labels)), "bound", err)
-        k = min(n, max(k + 1, int(k * 1.25)))
+        k = min(n, max(k + 1, int(k * 1.1)))
 
 
 def _signal_error(labels, reps, weights, signal) -> tuple[float, float]:
-    total = float(np.dot(weights, signal))
-    projected, spread = 0.0, 0.0
+    """Worst projected error over the signal's columns, and the worst in-cluster spread of the
+    first column (the time estimate)."""
+    sig = signal.reshape(len(signal), -1)
+    total = weights @ sig
+    projected = np.zeros(sig.shape[1])
+    spread = 0.0
     for lab, rep in reps.items():
         members = labels == lab
-        projected += float(weights[members].sum()) * signal[rep]
-        dev = np.abs(signal[members] - signal[rep]) / max(signal[rep], 1e-12)
+        projected += float(weights[members].sum()) * sig[rep]
+        dev = np.abs(sig[members, 0] - sig[rep, 0]) / max(sig[rep, 0], 1e-12)
         spread = max(spread, float(dev.max()))
-    return abs(total - projected) / max(total, 1e-12), spread
+    err = np.abs(total - projected) / np.maximum(total, 1e-12)
+    return float(err.max()), spread
 
 
 def representatives(points: np.ndarray, labels: np.ndarray, first: np.ndarray,

@@ -32,7 +32,7 @@ from kernelwright.tools.sampler.cluster import (
     choose_k_silhouette,
     representatives,
 )
-from kernelwright.tools.sampler.invocations import WorkloadTraces
+from kernelwright.tools.sampler.invocations import KernelProfile, WorkloadTraces
 
 if TYPE_CHECKING:
     from kernelwright.tools.sampler.contrastive import TrainConfig, TrainResult
@@ -44,8 +44,9 @@ class GCLSampler(Sampler):
     Args:
         k_rule: ``"bound"`` (error bound on the cheap profile signal) or ``"silhouette"``.
         representative: ``"centroid"`` (closest member) or ``"first"`` (earliest launch).
-        epsilon: bound on the projected profile-signal error (``k_rule="bound"``).
-        cluster_tolerance: max relative spread of the signal inside a cluster.
+        epsilon: bound on the projected error of each cheap signal (``k_rule="bound"``): the
+            time estimate ``KernelProfile.time_proxy`` and the memory sectors.
+        cluster_tolerance: max relative spread of the time estimate inside a cluster.
         train: training hyper-parameters (seed included).
         weights: a saved encoder (``.pt`` from :meth:`TrainResult.save`) to load instead of
             training.
@@ -54,7 +55,7 @@ class GCLSampler(Sampler):
     name = "gcl"
 
     def __init__(self, k_rule: str = "bound", representative: str = "centroid",
-                 epsilon: float = 0.003, cluster_tolerance: float = 0.5,
+                 epsilon: float = 0.01, cluster_tolerance: float = 0.5,
                  train: TrainConfig | None = None, weights: str | Path | None = None,
                  seed: int = 0) -> None:  # fmt: skip
         if k_rule not in ("bound", "silhouette"):
@@ -102,7 +103,7 @@ class GCLSampler(Sampler):
         point_of, first, mult = _unique_invocations(traces)
         pts = emb[[traces.graph_of[i] for i in first]]
         pts = (pts - pts.mean(0)) / np.maximum(pts.std(0), 1e-6)
-        signal = np.array([traces.invocations[i].profile.time_proxy for i in first])
+        signal = np.array([_signals(traces.invocations[i].profile) for i in first])
         firsts = np.asarray(first)
         if self.k_rule == "bound":
             cl = choose_k_bound(pts, mult, signal, firsts, self.seed, self.epsilon,
@@ -118,6 +119,12 @@ class GCLSampler(Sampler):
                 "embed_seconds": t_embed, "select_seconds": time.perf_counter() - t0,
                 "representative": self.representative}  # fmt: skip
         return Selection(self.name, traces.name, samples, tuple(labels), info)
+
+
+def _signals(p: KernelProfile) -> list[float]:
+    """Cheap per-invocation signals the k bound must preserve (time estimate first)."""
+    sectors = p.global_load_sectors + p.global_store_sectors + p.local_load_sectors
+    return [p.time_proxy, sectors]
 
 
 def _unique_invocations(traces: WorkloadTraces) -> tuple[list[int], list[int], np.ndarray]:
