@@ -8,7 +8,7 @@ Each kernel is read once and simulated under every requested GPU configuration (
 every launch, the timing model's default). Invocations with identical traces (same digest) get
 the simulated result of the first: the model is deterministic, so this is exact, not an
 approximation. Results are cached as JSON under ``<cache_dir>/sampler-cycles/`` keyed by the
-folder's fingerprint and the configuration's full field values.
+folder's fingerprint, the configuration's full field values and the timing model's sources.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from kernelwright.config import Settings
 from kernelwright.tools.gpusim.gpus import GPUConfig, gpu_by_name
 from kernelwright.tools.gpusim.timing import simulate_kernel
 from kernelwright.tools.gpusim.traces import InMemoryKernel, iter_kernels
+from kernelwright.tools.gpusim.workloads import gpusim_source_digest
 from kernelwright.tools.sampler.invocations import (
     folder_fingerprint,
     kernel_body_digest,
@@ -45,7 +46,9 @@ def robustness_configs(base: GPUConfig | str = "rtx2080ti") -> dict[str, GPUConf
 
 
 def _config_key(gpu: GPUConfig) -> str:
-    return hashlib.sha1(gpu.model_dump_json().encode()).hexdigest()[:12]
+    """The configuration's fields and the timing model's sources (a model change re-simulates)."""
+    blob = gpu.model_dump_json() + gpusim_source_digest()
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
 def invocation_cycles(trace_dir: str | Path, gpus: Sequence[GPUConfig | str], *,

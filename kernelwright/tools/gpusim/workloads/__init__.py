@@ -2,7 +2,11 @@
 
 from kernelwright.tools.gpusim.workloads._registry import WORKLOADS, get_workload
 from kernelwright.tools.gpusim.workloads.base import Workload, WorkloadRun
-from kernelwright.tools.gpusim.workloads.cache import traced_workload, workload_meta
+from kernelwright.tools.gpusim.workloads.cache import (
+    gpusim_source_digest,
+    traced_workload,
+    workload_meta,
+)
 from kernelwright.tools.gpusim.workloads.suite import (
     SAMPLING_SUITE,
     SMALL_SUITE,
@@ -19,6 +23,7 @@ __all__ = [
     "Workload",
     "WorkloadRun",
     "get_workload",
+    "gpusim_source_digest",
     "traced_workload",
     "workload_meta",
 ]

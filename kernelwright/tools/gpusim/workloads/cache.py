@@ -1,8 +1,9 @@
 """Trace a workload once and keep the Accel-Sim trace folder on disk, keyed by what made it.
 
 The key is a SHA-256 over the workload name, its parameters (defaults filled in), the seed, the
-trace sampling, and the text of the workload's CUDA source and Python launch sequence, so a change
-to any of them traces again. Folders live under ``<cache_dir>/workload-traces/<name>-<key>/``
+trace sampling, the text of the workload's CUDA source and Python launch sequence, and the
+emulator's sources (:func:`gpusim_source_digest`), so a change to any of them traces again.
+Folders live under ``<cache_dir>/workload-traces/<name>-<key>/``
 with ``kernel-N.traceg.xz`` files, ``kernelslist.g`` and ``workload.json`` (parameters, launch
 count, emulation seconds, max error against numpy). A folder is written under a temporary name and
 renamed when complete, so an interrupted run never leaves a half trace behind.
@@ -36,13 +37,27 @@ CACHE_VERSION = 1
 META_FILE = "workload.json"
 
 
+def gpusim_source_digest() -> str:
+    """SHA-256 over the emulator / trace / timing-model sources (``tools/gpusim/*.py``).
+
+    Part of every cache key built on gpusim output, so a change to the emulator or the timing
+    model re-traces and re-simulates instead of serving stale results.
+    """
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for path in sorted(root.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:20]
+
+
 def trace_key(workload: Workload, params: dict[str, Any], sampling: TraceSampling) -> str:
     """Hex digest identifying a trace of ``workload`` run with ``params`` under ``sampling``."""
     cuda = resources.files(__package__).joinpath(workload.source).read_text()
     host = inspect.getsource(inspect.getmodule(type(workload)))
     blob = json.dumps({"v": CACHE_VERSION, "name": workload.name, "params": params,
                        "seed": workload.seed, "sampling": asdict(sampling), "cuda": cuda,
-                       "host": host}, sort_keys=True, default=str)  # fmt: skip
+                       "host": host, "gpusim": gpusim_source_digest()}, sort_keys=True,
+                      default=str)  # fmt: skip
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
