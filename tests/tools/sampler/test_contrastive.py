@@ -43,6 +43,7 @@ def test_augmentations_keep_the_kernel_node_and_valid_edges(tiny_traces):
     assert zero_rows == int(int((d.node_type == 0).sum()) * 0.3)
 
 
+@pytest.mark.slow
 def test_training_is_seeded_lowers_the_loss_and_round_trips(tiny_traces, tmp_path):
     cfg = TrainConfig(epochs=6, batch_size=8, hidden=16, seed=3)
     graphs = tiny_traces.graphs * 3
