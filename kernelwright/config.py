@@ -50,6 +50,12 @@ class LLMSettings(BaseSettings):
     reply_max_tokens: int | None = Field(8192, ge=1, description="completion cap per reply")
     max_tokens: int | None = Field(None, ge=1, description="token budget of a run")
     max_cost: float | None = Field(None, gt=0, description="cost budget of a run, USD")
+    max_requests: int | None = Field(
+        None,
+        ge=1,
+        description="LLM requests per run; None = the run's budget x "
+        "Settings.llm_requests_per_eval (a cap always holds, even with no token or cost limit)",
+    )
     prices: dict[str, tuple[float, float]] = Field(
         default_factory=dict, description="model -> (USD per 1M input, per 1M output tokens)"
     )
@@ -114,8 +120,9 @@ class Settings(BaseSettings):
     # Verification.
     seeds: int = Field(3, ge=1, description="seeds per shape variant when verifying")
     record_replay: bool = Field(
-        True, description="verify against the reference's recorded inputs/outputs "
-        "(data_dir/recordings, recorded once per task) instead of re-running it per candidate"
+        True,
+        description="verify against the reference's recorded inputs/outputs "
+        "(data_dir/recordings, recorded once per task) instead of re-running it per candidate",
     )
     # Timing.
     min_time_s: float = Field(0.2, gt=0, description="minimum measured time per side")
@@ -138,6 +145,12 @@ class Settings(BaseSettings):
     inner_share: float = Field(0.5, ge=0, le=1, description="budget share of the inner level")
     budget: int = Field(24, ge=1, description="candidate evaluations per task")
     time_limit_s: float | None = None
+    max_idle_rounds: int = Field(
+        3, ge=1, description="rounds in a row proposing nothing new before the run stops"
+    )
+    llm_requests_per_eval: int = Field(
+        10, ge=1, description="default LLM request cap of a run, per evaluation of its budget"
+    )
     seed: int = 0
 
     # The LLM team (``llm.model`` None = offline policies only).

@@ -9,6 +9,7 @@ SEARCH/REPLACE edits, with meta-prompt evolution).
 
 from __future__ import annotations
 
+import logging
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -39,6 +40,8 @@ from kernelwright.prompts.context import Exemplar
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.plan import Action, History, Plan
 from kernelwright.templates import OpSpec, Template, get_template
+
+log = logging.getLogger(__name__)
 
 Params = dict[str, int | str | bool]
 
@@ -181,8 +184,10 @@ class LLMCoder:
         sources: SourceLookup | None = None,
         metaprompter: MetaPrompter | None = None,
         inspirations: int = 2,
+        repeat_asks: int = 2,
     ) -> None:
         self.client = client
+        self.repeat_asks = repeat_asks
         self.fallback = fallback
         self.lookup = sources
         self.metaprompter = metaprompter
@@ -206,18 +211,26 @@ class LLMCoder:
         for _ in range(max(n, 0)):
             if self.client.over_budget():
                 break
+            seen = {p.candidate_id for p in history.profiles} | {c.id for c in out}
             try:
-                candidate = self._one(task, contract, plan, history)
+                candidate = self._one(task, contract, plan, history, seen)
             except LLMBudgetError:
                 break
-            if candidate is not None and candidate.id not in {c.id for c in out}:
+            if candidate is not None:
                 self._known[candidate.id] = candidate
                 out.append(candidate)
         if not out and self.fallback is not None and not self.client.over_budget():
             return self.fallback.propose(task, contract, plan, history, n)
         return out
 
-    def _one(self, task: Task, contract: Contract, plan: Plan, history: History):
+    def _one(
+        self, task: Task, contract: Contract, plan: Plan, history: History, seen: set[str]
+    ) -> Candidate | None:
+        """One new candidate from the LLM, or ``None``.
+
+        A reply that repeats a candidate in ``seen`` is answered with that fact (prompts/
+        repeat.j2), at most ``repeat_asks`` times; then ``None`` (the offline coder steps in).
+        """
         parent = self.source(history.best.candidate_id) if history.best else None
         edit_mode = parent is not None and bool(evolve_regions(parent.source))
         prompt = self.metaprompter.archive.select() if self.metaprompter else None
@@ -238,16 +251,32 @@ class LLMCoder:
         )
         parse = coder_parser(parent.source if parent else None, edit_mode)
         want = "edits" if edit_mode else "code"
-        source = self.client.ask("coder", chat_messages("the coder", user), parse, want=want)
-        if source is None:
-            return None
-        return Candidate(
-            source=source,
-            backend=plan.backend,
-            origin="llm",
-            parent=parent.id if parent else None,
-            prompt_id=prompt.id if prompt else None,
-        )
+        messages = chat_messages("the coder", user)
+        for _ in range(1 + self.repeat_asks):
+            source = self.client.ask("coder", messages, parse, want=want)
+            if source is None:
+                return None
+            candidate = Candidate(
+                source=source,
+                backend=plan.backend,
+                origin="llm",
+                parent=parent.id if parent else None,
+                prompt_id=prompt.id if prompt else None,
+            )
+            if candidate.id not in seen:
+                return candidate
+            earlier = next((p for p in history.profiles if p.candidate_id == candidate.id), None)
+            note = render(
+                "repeat.j2",
+                candidate_id=candidate.id,
+                summary=profile_summary(earlier) if earlier else None,
+            )
+            fence = "```python\n" + source + "\n```"
+            messages = [*messages, ("assistant", fence), ("user", note)]
+            if self.client.over_budget():
+                return None
+        log.info("coder: the LLM repeated evaluated kernels %d times", 1 + self.repeat_asks)
+        return None
 
     @staticmethod
     def _plan_with_critique(plan: Plan, history: History) -> str:

@@ -7,6 +7,7 @@ decisions the offline critic's hard stops always override).
 
 from __future__ import annotations
 
+import re
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -43,7 +44,9 @@ class RuleCritic:
 
     Rules, first match wins: budget or time spent -> stop; best at >= 90 % of its roofline
     bound -> stop (not above 105 %: that means the machine's peaks were measured low, so the
-    fraction proves nothing); the coder ran out of ideas -> stop; the round improved the best ->
+    fraction proves nothing); ``max_idle_rounds`` rounds in a row proposed nothing new -> stop
+    (a single idle round -> ask another source: next template, then the tuner; an idle round
+    counts as a round without improvement); the round improved the best ->
     vary parameters around it; ``patience`` rounds without improvement -> switch template (then
     hand over to the search hook once every template was tried); otherwise vary parameters.
 
@@ -52,9 +55,12 @@ class RuleCritic:
         RuleCritic(patience=2)
     """
 
-    def __init__(self, patience: int = 2, time_limit_s: float | None = None) -> None:
+    def __init__(
+        self, patience: int = 2, time_limit_s: float | None = None, max_idle_rounds: int = 3
+    ) -> None:
         self.patience = patience
         self.time_limit_s = time_limit_s
+        self.max_idle_rounds = max_idle_rounds
 
     def decide(self, plan: Plan, history: History, elapsed_s: float) -> Decision:
         round_profiles = _last_round(history)
@@ -75,8 +81,15 @@ class RuleCritic:
         fraction = best.roofline.fraction if best and best.roofline else None
         if fraction is not None and ROOFLINE_STOP <= fraction <= ROOFLINE_TRUSTED:
             return Action.STOP, f"best reaches {fraction:.0%} of its roofline bound"
-        if not last:
-            return Action.STOP, "the coder has no new candidates to propose"
+        idle = _idle_rounds(history)
+        if idle >= self.max_idle_rounds:
+            return Action.STOP, f"no new candidate proposed for {idle} rounds in a row"
+        if idle:
+            # Nothing new this round: ask another source (a new template, then the tuner).
+            action = Action.SWITCH_TEMPLATE if idle % 2 else Action.SEARCH
+            return action, (
+                f"the round proposed nothing new ({idle}/{self.max_idle_rounds} idle rounds)"
+            )
         if best is not None and best.candidate_id in {p.candidate_id for p in last}:
             return Action.VARY_PARAMS, f"new best {best.speedup:.2f}x: vary its parameters"
         stale = _rounds_without_improvement(history)
@@ -108,9 +121,13 @@ class HierarchyCritic(RuleCritic):
     """
 
     def __init__(
-        self, patience: int = 2, time_limit_s: float | None = None, inner_share: float = 0.5
+        self,
+        patience: int = 2,
+        time_limit_s: float | None = None,
+        inner_share: float = 0.5,
+        max_idle_rounds: int = 3,
     ) -> None:
-        super().__init__(patience, time_limit_s)
+        super().__init__(patience, time_limit_s, max_idle_rounds)
         self.inner_share = inner_share
 
     def _next(self, plan: Plan, history: History, elapsed_s: float, last: list[Profile]):
@@ -151,10 +168,19 @@ class HierarchyCritic(RuleCritic):
 
 
 def _last_round(history: History) -> list[Profile]:
-    if not history.profiles:
-        return []
+    """The profiles of the latest round ([] for a round that proposed nothing)."""
     n = history.round_sizes[-1] if history.round_sizes else len(history.profiles)
-    return history.profiles[-n:]
+    return history.profiles[len(history.profiles) - n :] if n else []
+
+
+def _idle_rounds(history: History) -> int:
+    """How many rounds in a row, up to the latest, proposed nothing new."""
+    idle = 0
+    for size in reversed(history.round_sizes):
+        if size:
+            break
+        idle += 1
+    return idle
 
 
 def _rounds_without_improvement(history: History) -> int:
@@ -218,7 +244,9 @@ class LLMCritic:
         )
         try:
             messages = chat_messages("the critic", user)
-            reply = self.client.ask_structured("critic", messages, CritiqueReply)
+            reply = self.client.ask_structured(
+                "critic", messages, CritiqueReply, salvage=critique_from_prose
+            )
         except LLMBudgetError as exc:
             return rule.model_copy(update={"action": Action.STOP, "reason": str(exc)})
         if reply is None:
@@ -226,3 +254,30 @@ class LLMCritic:
         steps = "; ".join(reply.next_steps[:3])
         reason = " ".join(reply.diagnosis.split()) + (f" Next: {steps}" if steps else "")
         return rule.model_copy(update={"action": reply.decision, "reason": reason})
+
+
+_ACTION_WORDS = {
+    action: re.compile(r"\b" + action.value.replace("_", r"[\s_-]+") + r"\b", re.IGNORECASE)
+    for action in Action
+}
+
+
+def critique_from_prose(text: str) -> CritiqueReply | None:
+    """Read a prose critic reply (no tool call, no JSON) when it names exactly one action.
+
+    A chatty model often answers "I'd vary the parameters ... Decision: vary_params"; the action
+    named (``vary_params``, ``vary params``, ``switch-template`` ...) becomes the decision and
+    the prose, whitespace collapsed and cut at 400 characters, the diagnosis. Replies naming no
+    action or several different ones are not guessed at.
+
+    Example:
+        >>> critique_from_prose("Tiles look too small. Decision: vary params.").decision.value
+        'vary_params'
+        >>> critique_from_prose("Either stop or search.") is None
+        True
+    """
+    named = {action for action, pattern in _ACTION_WORDS.items() if pattern.search(text)}
+    if len(named) != 1:
+        return None
+    diagnosis = " ".join(text.split())[:400] or "(no diagnosis given)"
+    return CritiqueReply(decision=named.pop(), diagnosis=diagnosis, confidence=0.3)

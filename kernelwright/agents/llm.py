@@ -34,8 +34,6 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 
-
-
 def make_chat_model(settings: LLMSettings) -> ChatOpenAI:
     """A ``ChatOpenAI`` for ``settings`` (Chat Completions API, usage reported when streaming)."""
     from langchain_openai import ChatOpenAI
@@ -186,10 +184,18 @@ class LLMClient:
             self._malformed(agent, exc, dropped=True)
             return None
 
-    def ask_structured(self, agent: str, messages: list[Any], schema: type[M]) -> M | None:
+    def ask_structured(
+        self,
+        agent: str,
+        messages: list[Any],
+        schema: type[M],
+        salvage: Callable[[str], M | None] | None = None,
+    ) -> M | None:
         """Ask for a ``schema`` object through a tool call (JSON content accepted as fallback).
 
-        Same repair rule as ``ask``: one round of feedback, then ``None``.
+        Same repair rule as ``ask``: one round of feedback, then ``None``. ``salvage`` reads a
+        prose reply (no tool call, no JSON) into the schema when it can; a salvaged reply is
+        counted as malformed but costs no repair request.
         """
         runnable = self.chat.with_structured_output(
             schema, method="function_calling", include_raw=True
@@ -199,6 +205,11 @@ class LLMClient:
             parsed, error = _structured(out, schema)
             if parsed is not None:
                 return parsed
+            if salvage is not None and (saved := salvage(reply_text(out["raw"]))) is not None:
+                self._malformed(
+                    agent, ReplyFormatError("prose reply, read by salvage"), dropped=False
+                )
+                return saved
             self._malformed(agent, error, dropped=attempt == 2)
             messages = [*messages, *_repair_messages(out["raw"], str(error))]
         return None

@@ -113,6 +113,11 @@ class UsageLedger(BaseModel):
     def over_budget(self, settings: LLMSettings) -> str | None:
         """Why the run must stop for budget reasons, or ``None`` while it may go on."""
         total = self.totals()
+        if settings.max_requests is not None and total.calls >= settings.max_requests:
+            return (
+                f"LLM request cap reached: {total.calls} requests, limit "
+                f"{settings.max_requests} (raise --max-llm-requests to continue)"
+            )
         if settings.max_tokens is not None and total.total_tokens >= settings.max_tokens:
             return (
                 f"LLM token budget spent: {total.total_tokens} tokens used, limit "

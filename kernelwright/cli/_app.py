@@ -22,7 +22,14 @@ err_console = Console(stderr=True)
 
 BackendOpt = Annotated[str | None, typer.Option("--backend", help="sycl | cpp | cuda")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
-StoreOpt = Annotated[Path | None, typer.Option("--store", help="run store directory")]
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--store",
+        help="run store: a DIRECTORY (created if missing) holding runs/ and the checkpoints; "
+        "default: the data dir",
+    ),
+]
 
 
 def _settings(**overrides) -> Settings:

@@ -29,6 +29,13 @@ MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="LLM token b
 MaxCost = Annotated[float | None, typer.Option("--max-cost", help="LLM cost budget, USD")]
 LlmTimeout = Annotated[float | None, typer.Option("--llm-timeout", help="seconds per request")]
 LlmRetries = Annotated[int | None, typer.Option("--llm-max-retries")]
+MaxRequests = Annotated[
+    int | None,
+    typer.Option(
+        "--max-llm-requests",
+        help="LLM requests per run (default: budget x 10, even with no token or cost limit)",
+    ),
+]
 
 
 @app.command()
@@ -47,6 +54,7 @@ def optimize(
     max_cost: MaxCost = None,
     llm_timeout: LlmTimeout = None,
     llm_max_retries: LlmRetries = None,
+    max_llm_requests: MaxRequests = None,
 ) -> None:
     """Optimise a task end to end: plan, write kernels, verify, time, decide; checkpointed."""
     import kernelwright
@@ -60,6 +68,7 @@ def optimize(
         "max_cost": max_cost,
         "timeout_s": llm_timeout,
         "max_retries": llm_max_retries,
+        "max_requests": max_llm_requests,
     }
     try:
         llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
@@ -114,6 +123,8 @@ def _run(start, budget: int | None, json_out: bool) -> None:
         print(report.model_dump_json())
     else:
         print_report(console, report)
+    if not report.correct:
+        raise typer.Exit(1)  # no correct kernel: a script must not read this as success
 
 
 @app.command()

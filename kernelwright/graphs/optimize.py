@@ -184,3 +184,14 @@ class OptimizeNodes:
         if action == Action.SEARCH and self.ctx.search is not None:
             return "search"
         return "coder"
+
+
+def recursion_limit(budget: int, max_idle_rounds: int) -> int:
+    """LangGraph steps a run may take: a bound derived from its budget, never a magic number.
+
+    Each round is at most three steps (coder or search, the evaluation fan-out, critic). A
+    productive round spends at least one evaluation and at most ``max_idle_rounds - 1`` idle
+    rounds can sit between two productive ones, so a run has at most
+    ``(budget + 1) * max_idle_rounds`` rounds; plus the planner and some slack.
+    """
+    return 3 * (budget + 1) * max_idle_rounds + 10

@@ -6,16 +6,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel
 
 from kernelwright.config import LLMSettings, Settings
 from kernelwright.errors import RunStoreError
 from kernelwright.graphs.hierarchy import R3Search
-from kernelwright.graphs.optimize import build_optimize_graph
-from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
+from kernelwright.graphs.optimize import build_optimize_graph, recursion_limit
+from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer, owner_fields
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
 from kernelwright.spec.plan import Profile, best_profile
+from kernelwright.spec.result import Level
 
 Observer = Callable[[str, dict[str, Any]], None]  # (node name, state update)
 
@@ -35,6 +37,7 @@ class RunReport(BaseModel):
     kernel_path: str | None
     best_candidate: str | None
     store: str
+    reason: str | None = None  # why the run stopped (and, when correct is false, why no kernel)
 
 
 def store_root(settings: Settings, store: str | Path | None) -> Path:
@@ -101,22 +104,43 @@ def _initial_state(run_id: str, meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def _drive(runs, run_id, meta, settings, observer, context_factory) -> RunReport:
+    """Run the graph to its end; whatever happens, the run's status says what became of it.
+
+    A run records its process and host, so one killed outright reads as ``interrupted``; an
+    exception marks it ``failed`` with the error; Ctrl-C marks it ``interrupted``.
+    """
     saver = open_checkpointer(runs.root)
     config = {
         "configurable": {"thread_id": run_id},
         "max_concurrency": settings.max_concurrent_evals,
-        "recursion_limit": 10_000,
+        "recursion_limit": recursion_limit(settings.budget, settings.max_idle_rounds),
     }
     # No checkpoint yet (new, or killed before its first step): start from the run's metadata.
     initial = None if saver.get_tuple(config) else _initial_state(run_id, meta)
-    with context_factory(settings, runs, run_id) as ctx:
-        graph = build_optimize_graph(ctx, checkpointer=saver)
-        for chunk in graph.stream(initial, config, stream_mode="updates", durability="sync"):
-            for node, update in chunk.items():
-                if observer is not None:
-                    observer(node, update or {})
-        state = graph.get_state(config)
+    if meta.get("status") != "done":
+        runs.update_meta(run_id, status="running", error=None, **owner_fields())
+    try:
+        with context_factory(settings, runs, run_id) as ctx:
+            graph = build_optimize_graph(ctx, checkpointer=saver)
+            for chunk in graph.stream(initial, config, stream_mode="updates", durability="sync"):
+                for node, update in chunk.items():
+                    if observer is not None:
+                        observer(node, update or {})
+            state = graph.get_state(config)
+    except KeyboardInterrupt:
+        runs.update_meta(run_id, status="interrupted")
+        raise
+    except GraphRecursionError as exc:
+        runs.update_meta(run_id, status="failed", error=f"step limit reached: {exc}")
+        raise RunStoreError(
+            f"run {run_id} took more graph steps than its budget allows "
+            f"({config['recursion_limit']}); this is a bug: please report it with the run store"
+        ) from exc
+    except Exception as exc:
+        runs.update_meta(run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
+        raise
     if state.next or state.tasks:
+        runs.update_meta(run_id, status="interrupted")
         raise RunStoreError(
             f"run {run_id} stopped before finishing; `kernelwright resume {run_id}`"
         )
@@ -131,6 +155,7 @@ def finish_report(
     if runs.archive_path(run_id).exists():
         R3Search(runs, run_id, settings).archive(profiles)
     best = best_profile(profiles)
+    reason = stop_reason(values, profiles, best)
     kernel_path = None
     if best is not None:
         candidate = runs.load_candidate(run_id, best.candidate_id)
@@ -140,6 +165,7 @@ def finish_report(
         status="done",
         best_speedup=best.speedup if best else None,
         evaluations=len(profiles),
+        reason=reason,
     )
     return RunReport(
         run_id=run_id,
@@ -154,7 +180,23 @@ def finish_report(
         kernel_path=kernel_path,
         best_candidate=best.candidate_id if best else None,
         store=str(runs.root),
+        reason=reason,
     )
+
+
+def stop_reason(values: dict[str, Any], profiles: list[Profile], best: Profile | None) -> str:
+    """Why the run ended, in one line; without a correct kernel, also why there is none."""
+    decisions = values.get("decisions") or []
+    why = decisions[-1].reason if decisions else "the run ended before any decision"
+    if best is not None:
+        return why
+    if not profiles:
+        return f"no candidate was evaluated: {why}"
+    top = max(profiles, key=lambda p: p.level)
+    detail = f"; best reached {Level(top.level).name.lower()}" + (
+        f" ({' '.join(top.error.split())[:200]})" if top.error else ""
+    )
+    return f"no correct kernel in {len(profiles)} evaluations{detail}. Stopped: {why}"
 
 
 def run_state(run_id: str, settings: Settings, store: str | Path | None = None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import time
 import uuid
@@ -76,6 +77,11 @@ class RunStore:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+        if self.root.exists() and not self.root.is_dir():
+            raise RunStoreError(
+                f"the run store {self.root} is a file, but a store is a directory: pass "
+                "--store with a directory (it is created if missing)"
+            )
         self.runs_dir = self.root / "runs"
         self.runs_dir.mkdir(parents=True, exist_ok=True)
 
@@ -94,11 +100,22 @@ class RunStore:
         _atomic_write(self.run_dir(run_id) / META, json.dumps(meta, indent=1))
 
     def update_meta(self, run_id: str, **changes: Any) -> dict[str, Any]:
-        meta = {**self.meta(run_id), **changes, "updated": time.time()}
+        meta = {**self._stored_meta(run_id), **changes, "updated": time.time()}
         self.write_meta(run_id, meta)
         return meta
 
     def meta(self, run_id: str) -> dict[str, Any]:
+        """The run's metadata; a run marked ``running`` whose process is gone (killed, the
+        machine rebooted) reads as ``interrupted``, with the command that continues it."""
+        meta = self._stored_meta(run_id)
+        if meta.get("status") == "running" and _process_gone(meta):
+            meta["status"] = "interrupted"
+            meta["status_note"] = (
+                f"process {meta['pid']} is gone: `kernelwright resume {run_id}` continues it"
+            )
+        return meta
+
+    def _stored_meta(self, run_id: str) -> dict[str, Any]:
         path = self.run_dir(run_id) / META
         if not path.exists():
             known = ", ".join(self.run_ids()[-5:]) or "none yet"
@@ -191,8 +208,9 @@ class RunStore:
         return json.loads(path.read_text()) if path.exists() else {}
 
     def save_pending_trials(self, run_id: str, template: str, pending: dict[str, str]) -> None:
-        _atomic_write(self.run_dir(run_id) / TUNE / f"{template}.pending.json",
-                      json.dumps(pending))
+        _atomic_write(
+            self.run_dir(run_id) / TUNE / f"{template}.pending.json", json.dumps(pending)
+        )
 
     def prompts_path(self, run_id: str) -> Path:
         """The meta-prompt archive (``PromptArchive.save``/``load``)."""
@@ -224,3 +242,30 @@ STATE_TYPES = [
     ("kernelwright.spec.opclass", "OperatorClass"),
     ("kernelwright.spec.contract", "ImplementationSpace"),
 ]
+
+
+def owner_fields() -> dict[str, Any]:
+    """What ``meta`` needs to tell a live run from a killed one: this process and host."""
+    return {"pid": os.getpid(), "host": socket.gethostname()}
+
+
+def _process_gone(meta: dict[str, Any]) -> bool:
+    """True when the run's recorded process is known dead (same host, no such pid)."""
+    pid, host = meta.get("pid"), meta.get("host")
+    if not isinstance(pid, int) or host != socket.gethostname():
+        return False  # unknown owner, or another machine: cannot tell, so do not guess
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] == "Z"

@@ -17,9 +17,7 @@ from kernelwright.graphs.store import RunStore
 
 
 @contextlib.contextmanager
-def offline_team(
-    settings: Settings, store: RunStore, run_id: str
-) -> Iterator[OptimizeContext]:
+def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[OptimizeContext]:
     """Rule planner, template coder, roofline profiler, rule critic, sandboxed harness; with
     ``settings.llm`` enabled, LLM policies wrap them (the offline ones stay as fallbacks and
     hard stops)."""
@@ -31,10 +29,11 @@ def offline_team(
     from kernelwright.tools.peaks import machine_peaks
 
     search = R3Search(store, run_id, settings) if settings.hierarchy else None
+    limits = {"time_limit_s": settings.time_limit_s, "max_idle_rounds": settings.max_idle_rounds}
     critic = (
-        HierarchyCritic(time_limit_s=settings.time_limit_s, inner_share=settings.inner_share)
+        HierarchyCritic(inner_share=settings.inner_share, **limits)
         if search is not None
-        else RuleCritic(time_limit_s=settings.time_limit_s)
+        else RuleCritic(**limits)
     )
     planner, coder = RulePlanner(), TemplateCoder(seed=settings.seed)
     persist = None
@@ -71,7 +70,7 @@ def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic
     saved = store.load_usage(run_id)
     ledger = UsageLedger.model_validate_json(saved) if saved is not None else None
     team = make_llm_policies(
-        settings.llm,
+        capped_llm_settings(settings),
         planner,
         coder,
         critic,
@@ -92,3 +91,17 @@ def _load_or_none(store: RunStore, run_id: str, candidate_id: str):
         return store.load_candidate(run_id, candidate_id)
     except FileNotFoundError:
         return None
+
+
+def capped_llm_settings(settings: Settings):
+    """The run's LLM settings with a request cap: the one given, else budget x requests/eval.
+
+    Even a run with no token or cost limit cannot send more than that many requests (a model
+    that keeps repeating itself must not turn into a bill).
+    """
+    llm = settings.llm
+    if llm.max_requests is not None:
+        return llm
+    return llm.model_copy(
+        update={"max_requests": settings.budget * settings.llm_requests_per_eval}
+    )

@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def speedup_text(speedup: float | None, low: float | None, high: float | None) -> str:
@@ -108,9 +109,12 @@ def runs_table(metas: list[dict[str, Any]]) -> Table:
 def print_report(console: Console, report: Any) -> None:
     r = report
     console.rule(f"run {r.run_id}")
+    reason = getattr(r, "reason", None)
     if not r.correct:
         console.print(
-            f"[red]no correct candidate was found[/red] after {r.evaluations} evaluations"
+            Text("no correct kernel: ", style="red")
+            + Text(reason or (f"none was found after {r.evaluations} evaluations")),
+            soft_wrap=True,
         )
         return
     console.print(
@@ -123,3 +127,5 @@ def print_report(console: Console, report: Any) -> None:
     if r.roofline_fraction is not None:
         console.print(f"roofline: {r.roofline_fraction:.1%} of this machine's bound")
     console.print(f"evaluations: {r.evaluations}; best candidate module: {r.kernel_path}")
+    if reason:
+        console.print(Text(f"stopped: {reason}"), soft_wrap=True)
