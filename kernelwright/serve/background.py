@@ -77,15 +77,19 @@ class BackgroundRuns:
 
     def start(
         self, run_id: str, task_path: Path, *, backend: str, budget: int,
-        time_limit_s: float | None = None,
+        time_limit_s: float | None = None, extra_args: list[str] | None = None,
     ) -> RunProcess:  # fmt: skip
-        """Start ``kernelwright optimize`` for ``task_path`` as run ``run_id``; return at once."""
+        """Start ``kernelwright optimize`` for ``task_path`` as run ``run_id``; return at once.
+
+        ``extra_args`` are more ``optimize`` flags (the LLM endpoint and budgets).
+        """
         check_run_id(run_id)
         args = [self.python, "-m", "kernelwright.cli", "optimize", str(task_path),
                 "--backend", backend, "--budget", str(budget), "--run-id", run_id,
                 "--store", str(self.store_root), "--json"]  # fmt: skip
         if time_limit_s is not None:
             args += ["--time-limit", str(time_limit_s)]
+        args += extra_args or []
         log_path = self.logs / f"{run_id}.log"
         with self._lock:
             if run_id in self._runs and self._runs[run_id].state == "running":

@@ -147,7 +147,8 @@ class KernelwrightTools:
         budget = budget or self.settings.budget
         run_id = new_run_id(task.stem)
         self.background.start(run_id, task, backend=backend, budget=budget,
-                              time_limit_s=time_limit_s)  # fmt: skip
+                              time_limit_s=time_limit_s,
+                              extra_args=llm_flags(self.settings))  # fmt: skip
         return OptimizeStarted(run_id=run_id, task=task.stem, backend=backend, budget=budget,
                                store=str(self.store.root))  # fmt: skip
 
@@ -215,6 +216,20 @@ class KernelwrightTools:
 
         folder = self.roots.check_dir(trace_dir, "trace_dir")
         return WorkloadSample(**sample_workload(str(folder), method, gpu, top, self.settings))
+
+
+def llm_flags(settings: Settings) -> list[str]:
+    """The ``optimize`` flags that give a child run this server's LLM endpoint and budgets
+    (none when the server runs offline). The key itself stays in its environment variable."""
+    llm = settings.llm
+    if not llm.enabled:
+        return []
+    flags = {"--llm-model": llm.model, "--llm-base-url": llm.base_url,
+             "--llm-api-key-env": llm.api_key_env, "--max-tokens": llm.max_tokens,
+             "--max-cost": llm.max_cost, "--llm-timeout": llm.timeout_s,
+             "--llm-max-retries": llm.max_retries}  # fmt: skip
+    return [part for flag, value in flags.items() if value is not None
+            for part in (flag, str(value))]  # fmt: skip
 
 
 def build_server(

@@ -107,3 +107,23 @@ def test_sample_workload_through_the_agents_tool(tmp_path):
     assert 1 <= len(result["top_kernels"]) <= 2 and "timing model" in result["note"]
     assert outside.is_error and "outside the directories" in outside.content[0].text
     assert unknown.is_error and "astrology" in unknown.content[0].text
+
+
+def test_background_runs_get_the_servers_llm_settings(tmp_path):
+    from typer.testing import CliRunner
+
+    from kernelwright.cli import app
+    from kernelwright.config import LLMSettings
+    from kernelwright.serve.mcp import llm_flags
+
+    assert llm_flags(Settings()) == []
+    llm = LLMSettings(model="m1", base_url="http://127.0.0.1:9/v1", api_key_env="MY_KEY",
+                      max_tokens=1000, max_cost=0.5)  # fmt: skip
+    flags = llm_flags(Settings(llm=llm))
+    given = dict(zip(flags[::2], flags[1::2], strict=True))
+    assert given["--llm-model"] == "m1" and given["--llm-api-key-env"] == "MY_KEY"
+    assert given["--max-tokens"] == "1000" and given["--max-cost"] == "0.5"
+    # optimize accepts every flag (the run then fails on the missing task, not on a flag)
+    result = CliRunner().invoke(app, ["optimize", str(tmp_path / "missing.py"), *flags])
+    assert result.exit_code == 2 and "No such option" not in result.output
+    assert "missing.py" in result.output
