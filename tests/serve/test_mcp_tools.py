@@ -87,6 +87,7 @@ def test_roots_follow_symlinks(tmp_path):
         roots.check(inside / ".." / "out" / "secret.py")
 
 
+@pytest.mark.slow
 def test_sample_workload_through_the_agents_tool(tmp_path):
     import shutil
 
