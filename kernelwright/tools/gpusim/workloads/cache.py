@@ -20,7 +20,9 @@ import hashlib
 import inspect
 import json
 import logging
+import os
 import shutil
+import uuid
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
@@ -80,10 +82,10 @@ def traced_workload(name: str, params: dict[str, Any] | None = None,
     key = trace_key(workload, full, sampling)
     root = Path(settings.cache_dir) / "workload-traces"
     final = root / f"{workload.name}-{key}"
-    if (final / META_FILE).is_file():
+    if _complete(final):
         return final
-    tmp = root / f".{workload.name}-{key}.partial"
-    shutil.rmtree(tmp, ignore_errors=True)
+    # a private partial folder per process: concurrent callers never delete each other's work
+    tmp = root / f".{workload.name}-{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial"
     tmp.mkdir(parents=True)
     with TraceDirWriter(tmp, sampling=sampling, xz=True) as writer:
         run = workload.run(sink=writer, sampling=sampling, **full)
@@ -91,10 +93,18 @@ def traced_workload(name: str, params: dict[str, Any] | None = None,
             "sampling": asdict(sampling), "launches": run.n_launches,
             "emulation_seconds": round(run.seconds, 3), "max_error": run.max_error}  # fmt: skip
     (tmp / META_FILE).write_text(json.dumps(meta, indent=1, default=str))
+    if _complete(final):  # another process finished first: keep its folder
+        shutil.rmtree(tmp, ignore_errors=True)
+        return final
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
     log.info("traced %s: %d launches in %.1f s -> %s", name, run.n_launches, run.seconds, final)
     return final
+
+
+def _complete(folder: Path) -> bool:
+    """A finished trace folder: its listing and metadata exist."""
+    return (folder / META_FILE).is_file() and (folder / "kernelslist.g").is_file()
 
 
 def workload_meta(trace_dir: str | Path) -> dict[str, Any] | None:
