@@ -37,16 +37,16 @@ def campaign(
     from kernelwright.graphs.campaign_run import start_campaign
     from kernelwright.graphs.runner import store_root
 
-    settings = _settings(backend=backend)
     given = {"base_url": llm_base_url, "model": llm_model, "api_key_env": llm_api_key_env,
              "max_tokens": max_tokens, "max_cost": max_cost}  # fmt: skip
     try:
         llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
+        settings = _settings(backend=backend, llm=llm)
         root = store_root(settings, store)
         summary = start_campaign(
             task_dir, settings, root, hours=hours, budget_per_task=budget_per_task,
             slice_evals=slice_evals, max_tokens=max_tokens, max_cost=max_cost,
-            campaign_id=campaign_id, llm=llm, observer=None if json_out else _progress,
+            campaign_id=campaign_id, observer=None if json_out else _progress,
         )  # fmt: skip
     except KernelwrightError as exc:
         _fail(exc)

@@ -42,32 +42,28 @@ def chat(
     from kernelwright.config import LLMSettings
     from kernelwright.graphs.runner import store_root
 
-    settings = _settings(backend=backend, budget=budget)
     given = {"base_url": llm_base_url, "model": llm_model, "api_key_env": llm_api_key_env}
     try:
         llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
+        settings = _settings(backend=backend, budget=budget, llm=llm)
         root = store_root(settings, store)
-        session = _open(resume, task, settings, root, llm)
+        session = _open(resume, task, settings, root)
         if session is not None:
             Conversation(session).run()
     except KernelwrightError as exc:
         _fail(exc)
 
 
-def _open(resume: str | None, task: Path | None, settings, root: Path, llm):
-    from kernelwright.config import LLMSettings
+def _open(resume: str | None, task: Path | None, settings, root: Path):
     from kernelwright.graphs.chat_session import ChatSession
 
     if resume is not None:
-        meta_llm = ChatSession(resume, settings, root).meta.get("llm")
-        if not llm.enabled and meta_llm:
-            llm = LLMSettings(**meta_llm)
-        session = ChatSession(resume, settings, root, llm=llm)
+        session = ChatSession(resume, settings, root)  # keeps the thread's LLM endpoint
         say(f"resuming thread {resume}")
         return session
     say("kernelwright chat: say what to make faster (e.g. 'make it faster, keep fp32 exact')")
     say(HELP)
-    parser = _parser(llm)
+    parser = _parser(settings.llm)
     request = _first_request(task, parser)
     if request is None:
         return None
@@ -75,7 +71,7 @@ def _open(resume: str | None, task: Path | None, settings, root: Path, llm):
     say(request.describe())
     client = getattr(parser, "client", None)
     usage = client.ledger.model_dump_json() if client is not None else None
-    session = ChatSession.create(request, settings, root, llm=llm, usage_json=usage)
+    session = ChatSession.create(request, settings, root, usage_json=usage)
     say(f"thread {session.run_id} (continue later: kernelwright chat --resume {session.run_id})")
     return session
 

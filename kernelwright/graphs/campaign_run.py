@@ -7,9 +7,9 @@ files, the deadline, the per-task budget, the slice size, the LLM budgets, the b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kernelwright.config import Settings
+from kernelwright.config import LLMSettings, Settings
 from kernelwright.errors import CampaignError
 from kernelwright.graphs.bandit import SlidingWindowUCB
 from kernelwright.graphs.campaign import (
@@ -22,9 +22,6 @@ from kernelwright.graphs.campaign_metrics import CampaignSummary, campaign_summa
 from kernelwright.graphs.campaign_slice import SliceRunner
 from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
-
-if TYPE_CHECKING:
-    from kernelwright.config import LLMSettings
 
 Observer = Any  # (event, data) -> None
 
@@ -40,7 +37,6 @@ def start_campaign(
     max_tokens: int | None = None,
     max_cost: float | None = None,
     campaign_id: str | None = None,
-    llm: LLMSettings | None = None,
     observer: Observer | None = None,
     context_factory=offline_team,
 ) -> CampaignSummary:
@@ -66,11 +62,11 @@ def start_campaign(
                 "max_tokens": max_tokens,
                 "max_cost": max_cost,
                 "status": "created",
-                "llm": llm.model_dump(mode="json") if llm is not None and llm.enabled else None,
+                "llm": settings.llm.model_dump(mode="json") if settings.llm.enabled else None,
             },
         )
     return resume_campaign(
-        campaign_id, settings, root, llm=llm, observer=observer, context_factory=context_factory
+        campaign_id, settings, root, observer=observer, context_factory=context_factory
     )
 
 
@@ -79,18 +75,16 @@ def resume_campaign(
     settings: Settings,
     root: str | Path,
     *,
-    llm: LLMSettings | None = None,
     observer: Observer | None = None,
     context_factory=offline_team,
 ) -> CampaignSummary:
     """Continue a campaign from its last checkpoint (a finished one just reports)."""
     runs = RunStore(root)
     meta = campaign_meta(runs, campaign_id)
-    settings = settings.model_copy(update={"backend": meta["backend"], "time_limit_s": None})
-    if llm is None and meta.get("llm"):
-        from kernelwright.config import LLMSettings
-
-        llm = LLMSettings(**meta["llm"])
+    update: dict[str, Any] = {"backend": meta["backend"], "time_limit_s": None}
+    if not settings.llm.enabled and meta.get("llm"):  # the endpoint the campaign began with
+        update["llm"] = LLMSettings(**meta["llm"])
+    settings = settings.model_copy(update=update)
     saver = open_checkpointer(runs.root)
     config = {"configurable": {"thread_id": campaign_id}, "recursion_limit": 100_000}
     initial = None
@@ -106,7 +100,7 @@ def resume_campaign(
             max_cost=meta.get("max_cost"),
         )
     runs.update_meta(campaign_id, status="running")
-    with SliceRunner(settings, runs, llm=llm, context_factory=context_factory) as runner:
+    with SliceRunner(settings, runs, context_factory=context_factory) as runner:
         graph = build_campaign_graph(runner, SlidingWindowUCB(), saver, observer)
         for _ in graph.stream(initial, config, stream_mode="updates", durability="sync"):
             pass

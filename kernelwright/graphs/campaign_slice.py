@@ -19,7 +19,7 @@ import contextvars
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kernelwright.config import Settings
 from kernelwright.graphs.optimize import build_optimize_graph
@@ -28,9 +28,6 @@ from kernelwright.graphs.store import RunStore, open_checkpointer
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
 from kernelwright.spec.plan import best_profile
-
-if TYPE_CHECKING:
-    from kernelwright.config import LLMSettings
 
 
 @dataclass(frozen=True)
@@ -58,13 +55,11 @@ class SliceRunner:
         self,
         settings: Settings,
         runs: RunStore,
-        llm: LLMSettings | None = None,
         context_factory=offline_team,
         max_open: int = 3,
     ) -> None:
         self.settings = settings
         self.runs = runs
-        self.llm = llm
         self.context_factory = context_factory
         self.max_open = max_open
         self.saver = open_checkpointer(runs.root)
@@ -144,10 +139,7 @@ class SliceRunner:
             _, (stack, _) = self._open.popitem(last=False)
             stack.close()
         stack = contextlib.ExitStack()
-        settings = self.settings
-        if self.llm is not None and self.llm.enabled:
-            settings = settings.model_copy(update={"llm": self.llm})
-        ctx = stack.enter_context(self.context_factory(settings, self.runs, run_id))
+        ctx = stack.enter_context(self.context_factory(self.settings, self.runs, run_id))
         graph = build_optimize_graph(ctx, checkpointer=self.saver)
         self._open[run_id] = (stack, graph)
         return graph

@@ -14,12 +14,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.types import Command
 
 from kernelwright.agents.request_parser import RunRequest
-from kernelwright.config import Settings
+from kernelwright.config import LLMSettings, Settings
 from kernelwright.errors import ChatError
 from kernelwright.graphs.chat import build_chat_graph, offered_kernel
 from kernelwright.graphs.chat_task import revision_source, task_spaces
@@ -27,9 +27,6 @@ from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
 from kernelwright.spec.plan import best_profile
-
-if TYPE_CHECKING:
-    from kernelwright.config import LLMSettings
 
 Emit = Callable[[str, dict[str, Any]], None]  # (node name, state update)
 
@@ -56,7 +53,6 @@ class ChatSession:
         run_id: str,
         settings: Settings,
         root: str | Path,
-        llm: LLMSettings | None = None,
         context_factory=offline_team,
     ) -> None:
         self.runs = RunStore(root)
@@ -69,8 +65,10 @@ class ChatSession:
             )
         self.run_id = run_id
         self.meta = meta
-        self.settings = settings.model_copy(update={"backend": meta["backend"]})
-        self.llm = llm
+        update: dict[str, Any] = {"backend": meta["backend"]}
+        if not settings.llm.enabled and meta.get("llm"):  # the endpoint the thread began with
+            update["llm"] = LLMSettings(**meta["llm"])
+        self.settings = settings.model_copy(update=update)
         self.context_factory = context_factory
         self.stop_event = threading.Event()
         self.config = {
@@ -89,7 +87,6 @@ class ChatSession:
         request: RunRequest,
         settings: Settings,
         root: str | Path,
-        llm: LLMSettings | None = None,
         context_factory=offline_team,
         usage_json: str | None = None,
     ) -> ChatSession:
@@ -118,12 +115,12 @@ class ChatSession:
                 "request": request.model_dump(mode="json"),
                 "base_source": base_source,
                 "task_spaces": [s.value for s in spaces],
-                "llm": llm.model_dump(mode="json") if llm is not None and llm.enabled else None,
+                "llm": settings.llm.model_dump(mode="json") if settings.llm.enabled else None,
             },
         )
         if usage_json is not None:
             runs.save_usage(run_id, usage_json)
-        return cls(run_id, settings, root, llm=llm, context_factory=context_factory)
+        return cls(run_id, settings, root, context_factory=context_factory)
 
     def _initial_state(self) -> dict[str, Any]:
         meta = self.meta
@@ -150,15 +147,13 @@ class ChatSession:
         """Run until the next review, the end, or ``quit_requested()``; ``answer`` resumes a
         pending review (``{"approve": bool, "reason": str}``)."""
         saver = open_checkpointer(self.runs.root)
-        llm = self.llm if self.llm is not None and self.llm.enabled else None
         settings = self.settings
         if self.meta.get("time_limit_s"):
             settings = settings.model_copy(update={"time_limit_s": self.meta["time_limit_s"]})
-        if llm is not None:
-            settings = settings.model_copy(update={"llm": llm})
+        quote = settings.llm.enabled  # LLM agents read the reasons quoted in the task file
         with self.context_factory(settings, self.runs, self.run_id) as ctx:
             graph = build_chat_graph(
-                ctx, saver, stop_requested=self.stop_event.is_set, quote_reasons=llm is not None
+                ctx, saver, stop_requested=self.stop_event.is_set, quote_reasons=quote
             )
             if answer is not None:
                 start: Any = Command(resume=answer)

@@ -139,10 +139,13 @@ def test_with_an_llm_every_reason_is_quoted_for_the_agents(settings):
     request = OfflineRequestParser().parse(f"make {TASK} faster")
     team = fake_team(FakeEvaluator())
     llm = LLMSettings(model="any", base_url="http://127.0.0.1:9/v1")
+    with_llm = settings.model_copy(update={"llm": llm})
     session = ChatSession.create(
-        request, settings, settings.data_dir, llm=llm, context_factory=team, usage_json="{}"
+        request, with_llm, settings.data_dir, context_factory=team, usage_json="{}"
     )
     assert session.runs.load_usage(session.run_id) == "{}"
+    resumed = ChatSession(session.run_id, settings, settings.data_dir)  # offline settings
+    assert resumed.settings.llm.model == "any"  # the thread keeps its endpoint
     session.advance(None)
     session.advance({"approve": False, "reason": "fuse the two passes into one"})
     text = Path(session.values()["task_path"]).read_text()
