@@ -13,6 +13,7 @@
 #include <sycl/backend.hpp>
 #include <sycl/backend/opencl.hpp>
 #include <sycl/event.hpp>
+#include <sycl/ext/oneapi/experimental/enqueue_functions.hpp>
 #include <sycl/handler.hpp>
 #include <sycl/kernel_bundle.hpp>
 #include <sycl/queue.hpp>
@@ -178,6 +179,31 @@ int kw_launch(void *queue_ptr, void *kernel, int nargs, const int *kinds,
       e.wait_and_throw();
       *ns = elapsed_ns(e);
     }
+  });
+}
+
+// Launch a prepared chain of 1-D kernels in order, all arguments pointers: kernel i takes
+// nargs[i] arguments, argument j of the chain is ptrs[argidx[j]] (the caller passes one
+// pointer table per call; everything else was marshalled once). Submissions create no
+// events (enqueue functions); with wait the call returns when the queue is idle.
+int kw_launch_chain(void *queue_ptr, int nk, void *const *kernels, const int *nargs,
+                    const int *argidx, const size_t *globals, const size_t *locals,
+                    void *const *ptrs, int wait, char **err) {
+  *err = nullptr;
+  return guarded(err, [&] {
+    auto &q = *static_cast<sycl::queue *>(queue_ptr);
+    int off = 0;
+    for (int i = 0; i < nk; ++i) {
+      auto &k = *static_cast<sycl::kernel *>(kernels[i]);
+      const int n = nargs[i], base = off;
+      sycl::nd_range<1> range{sycl::range<1>{globals[i]}, sycl::range<1>{locals[i]}};
+      syclexp::submit(q, [&](sycl::handler &h) {
+        for (int a = 0; a < n; ++a) h.set_arg(a, ptrs[argidx[base + a]]);
+        h.parallel_for(range, k);
+      });
+      off += n;
+    }
+    if (wait) q.wait_and_throw();
   });
 }
 

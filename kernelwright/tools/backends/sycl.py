@@ -230,12 +230,58 @@ class SyclBackend(Backend):
             raise LaunchError(f"launching {kernel.name} failed: {take_string(rt.lib, err)}")
         return ns.value if wait else None
 
+    def prepare_chain(self, launches: Sequence[tuple[SyclKernel, Sequence[int], int, int]],
+                      n_pointers: int) -> PreparedChain:
+        """Marshal a fixed sequence of 1-D launches once; see :class:`PreparedChain`."""
+        return PreparedChain(self, launches, n_pointers)
+
     def synchronize(self) -> None:
         if self._runtime is not None:
             self._runtime.wait()
 
     def __repr__(self) -> str:
         return f"SyclBackend(cache_dir={str(self.settings.cache_dir)!r})"
+
+
+class PreparedChain:
+    """Kernels launched in order with one call into the runtime (one submission per forward).
+
+    ``launches`` are ``(kernel, pointer indices, global size, local size)``: kernel arguments
+    are all pointers, taken by index from the table passed to each call. Everything but that
+    table is converted once, here.
+
+    Example:
+        >>> chain = backend.prepare_chain([(k1, [0, 1], 1024, 128), (k2, [1, 2], 64, 64)], 3)
+        >>> chain([x.data_ptr(), tmp.data_ptr(), y.data_ptr()])  # doctest: +SKIP
+    """
+
+    def __init__(self, backend: SyclBackend, launches, n_pointers: int) -> None:
+        c = ctypes
+        self._backend = backend
+        self._owners = [k._owner for k, *_ in launches]  # keep the bundles alive
+        self.n = len(launches)
+        self.n_pointers = n_pointers
+        self._table = c.c_void_p * n_pointers
+        self._kernels = (c.c_void_p * self.n)(*[k._pointer for k, *_ in launches])
+        self._nargs = (c.c_int * self.n)(*[len(a) for _, a, _, _ in launches])
+        flat = [i for _, a, _, _ in launches for i in a]
+        self._argidx = (c.c_int * max(1, len(flat)))(*flat)
+        self._globals = (c.c_size_t * self.n)(*[g for *_, g, _ in launches])
+        self._locals = (c.c_size_t * self.n)(*[lo for *_, lo in launches])
+        self._names = [k.name for k, *_ in launches]
+
+    def __call__(self, pointers: Sequence[int], wait: bool = True) -> None:
+        rt = self._backend.runtime
+        err = ctypes.c_void_p()
+        rc = rt.lib.kw_launch_chain(rt.queue_ptr, self.n, self._kernels, self._nargs,
+                                    self._argidx, self._globals, self._locals,
+                                    self._table(*pointers), int(wait), ctypes.byref(err))
+        if rc != 0:
+            raise LaunchError(f"launching the chain {self._names} failed: "
+                              f"{take_string(rt.lib, err)}")
+
+    def __repr__(self) -> str:
+        return f"PreparedChain({self._names})"
 
 
 def _rtc_cache_entries() -> int:

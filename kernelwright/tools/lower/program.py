@@ -221,13 +221,15 @@ def render_module(prog: LoweredProgram, source: str, plans: dict[str, Any]) -> s
     doc = doc.replace('"""', "'''").replace("\\", "/")
     return (f'"""{doc}\n"""\n\n'
             "from kernelwright.tools.lower.runtime import LoweredModule\n\n"
-            f"BACKEND = {prog.backend!r}\n\n"
+            f"BACKEND = {prog.backend!r}\n"
+            f"LAUNCH = {prog.params.get('launch', 'steps')!r}\n\n"
             f'SOURCE = r"""\n{source}\n"""\n\n'
             f"PLANS = {pprint.pformat(plans, width=99, sort_dicts=True)}\n\n"
             f"STATE = {pprint.pformat(prog.state, width=99)}\n\n"
             f"CONSTS = {pprint.pformat(prog.consts, width=99)}\n\n\n"
             "class ModelNew(LoweredModule):\n"
-            "    backend = BACKEND\n    source = SOURCE\n    plans = PLANS\n"
+            "    backend = BACKEND\n    launch = LAUNCH\n    source = SOURCE\n"
+            "    plans = PLANS\n"
             "    state = STATE\n    consts = CONSTS\n")
 
 

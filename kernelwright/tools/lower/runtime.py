@@ -52,6 +52,7 @@ class LoweredModule(nn.Module):
     ``state`` (name -> [shape, dtype, is_parameter]) and ``consts`` (name -> encoded)."""
 
     backend: str = "sycl"
+    launch: str = "chain"  # chain: one prepared submission per forward (SYCL); steps
     source: str = ""
     plans: dict[str, Any] = {}
     state: dict[str, Any] = {}
@@ -69,6 +70,7 @@ class LoweredModule(nn.Module):
         self._consts = {k: decode_tensor(v).contiguous() for k, v in self.consts.items()}
         self._kernels = _load(self.backend, self.source)
         self._launch = _launcher(self.backend, self._kernels)
+        self._runners: dict[tuple, Any] = {}
 
     def _state_tensor(self, name: str) -> torch.Tensor:
         holder, leaf = _holder(self, name)
@@ -76,14 +78,23 @@ class LoweredModule(nn.Module):
         return t if t.is_contiguous() else t.contiguous()
 
     def forward(self, *inputs: Any) -> Any:
+        key = (self.training, *[tuple(x.shape) if isinstance(x, torch.Tensor) else None
+                                for x in inputs])
+        runner = self._runners.get(key)
+        if runner is None:
+            runner = self._runners[key] = self._runner_for(inputs)
+        return runner(self, inputs)
+
+    def _runner_for(self, inputs: tuple[Any, ...]):
         key = _signature(self.training, inputs)
         plan = self.plans.get(key) or self.plans.get(_signature(not self.training, inputs))
         if plan is None:
             raise LaunchError(
                 f"no lowered program for input shapes {key}; this candidate was lowered for "
                 f"{sorted(self.plans)}. Lower the task again with these shapes as a variant.")
-        with torch.no_grad():
-            return self._run(plan, inputs)
+        if self.launch == "chain" and self.backend == "sycl" and _zero_copy():
+            return _Chain(self, plan)
+        return lambda owner, xs: owner._run(plan, xs)
 
     def _run(self, plan: dict[str, Any], inputs: tuple[Any, ...]) -> Any:
         t: dict[str, torch.Tensor] = {}
@@ -103,6 +114,46 @@ class LoweredModule(nn.Module):
             outs.append(t[name])
         self._launch(plan["steps"], t)
         return outs[0] if plan["single"] else tuple(outs)
+
+
+class _Chain:
+    """One signature's plan prepared for one-call launches: buffer order fixed, temporaries
+    allocated once (never outputs: those are fresh per call)."""
+
+    def __init__(self, owner: LoweredModule, plan: dict[str, Any]) -> None:
+        from kernelwright.tools.backends import get_backend
+
+        self.inputs = [i for i, n in enumerate(plan["inputs"]) if n is not None]
+        self.state = [owner._state_tensor(t) for _, t in plan["state"]]
+        self.consts = [owner._consts[t] for _, t in plan["consts"]]
+        self.temps = [torch.empty(s, dtype=dtype_of(d)) for s, d in plan["temps"].values()]
+        self.outputs = [(tuple(s), dtype_of(d)) for _, s, d in plan["outputs"]]
+        self.single = plan["single"]
+        order = ([plan["inputs"][i] for i in self.inputs] + [n for n, _ in plan["state"]]
+                 + [n for n, _ in plan["consts"]] + list(plan["temps"])
+                 + [n for n, _, _ in plan["outputs"]])
+        slot = {}
+        for i, n in enumerate(order):
+            slot.setdefault(n, i)
+        self.fixed = [c.data_ptr() for c in self.consts] + [t.data_ptr() for t in self.temps]
+        be = get_backend("sycl")
+        launches = [(owner._kernels[s["kernel"]], [slot[a] for a in s["args"]], s["global"],
+                     s["local"]) for s in plan["steps"]]
+        self.chain = be.prepare_chain(launches, len(order))
+
+    def __call__(self, owner: LoweredModule, inputs: tuple[Any, ...]) -> Any:
+        xs = [inputs[i] for i in self.inputs]
+        xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
+        outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
+        self.chain([x.data_ptr() for x in xs] + [t.data_ptr() for t in self.state]
+                   + self.fixed + [o.data_ptr() for o in outs])
+        return outs[0] if self.single else tuple(outs)
+
+
+def _zero_copy() -> bool:
+    from kernelwright.tools.backends import get_backend
+
+    return bool(get_backend("sycl").zero_copy)
 
 
 def _signature(training: bool, inputs: tuple[Any, ...]) -> str:

@@ -16,6 +16,8 @@ CHOICES = {
 def group_space(prog, contract) -> dict[str, list[Any]]:
     """``g<i>.<param>`` for every group of the nominal signature."""
     space: dict[str, list[Any]] = {}
+    if prog.backend == "sycl":
+        space["launch"] = ["chain", "steps"]
     for gi, grp in enumerate(prog.variants[0].sched.groups):
         for p, choices in CHOICES[grp.kind].items():
             if prog.backend == "cpp" and p in ("wg", "strategy"):
@@ -27,6 +29,8 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
 def choose_defaults(prog, contract) -> dict[str, Any]:
     """Heuristic starting point: row groups cooperate when rows are long and few."""
     params: dict[str, Any] = {}
+    if "launch" in prog.space:
+        params["launch"] = "chain"
     for gi, grp in enumerate(prog.variants[0].sched.groups):
         pre = f"g{gi}."
         if grp.kind == "rows":
