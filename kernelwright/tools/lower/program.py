@@ -24,6 +24,7 @@ from kernelwright.tools.lower.ir import Input, Pointwise
 from kernelwright.tools.lower.runtime import _signature, encode_tensor
 from kernelwright.tools.lower.schedule import Group, Schedule, schedule
 from kernelwright.tools.lower.space import choose_defaults, group_space
+from kernelwright.tools.lower.vendor import VendorStep, vendor_step
 
 BACKENDS = ("sycl", "cpp", "cuda")
 
@@ -123,6 +124,14 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
     while i < len(groups):
         grp = groups[i]
         params = _group_params(prog.params, gi_of(grp, sched))
+        if grp.kind == "gemm" and params.get("impl") == "vendor":
+            step = vendor_step(grp.main[0], names, grp.name)
+            if step is not None:
+                kernels.append(step)
+                groups[i + 1:i + 1] = [Group("pointwise", [e], name=f"{grp.name}e{j}")
+                                       for j, e in enumerate(grp.epilogue + grp.outer)]
+                i += 1
+                continue
         try:
             kernels.append(emit_group(grp, d, real, names, params, idx_type))
             i += 1
@@ -137,9 +146,16 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
             or not nm.startswith("b")}
     if keep != names:
         names = keep
-        kernels = [emit_group(grp, d, real, names, _group_params(prog.params, gi_of(grp, sched)),
-                              idx_type) for grp in groups]
+        kernels = [_re_emit(k, grp, d, real, names, prog, sched, idx_type)
+                   for k, grp in zip(kernels, groups, strict=True)]
     return kernels, make_plan(g, names, kernels, prog.backend)
+
+
+def _re_emit(old, grp, d, real, names, prog, sched, idx_type):
+    if isinstance(old, VendorStep):
+        return old
+    return emit_group(grp, d, real, names, _group_params(prog.params, gi_of(grp, sched)),
+                      idx_type)
 
 
 def gi_of(grp: Group, sched: Schedule) -> str:
@@ -203,6 +219,9 @@ def make_plan(g: LoweredGraph, names: dict[int, str], kernels: list[KernelSource
              and i in by_id}
     steps = []
     for k in kernels:
+        if isinstance(k, VendorStep):
+            steps.append(k.step())
+            continue
         glob = k.units * k.local if k.cooperative else -(-k.units // k.local) * k.local
         steps.append({"kernel": k.name, "args": k.args, "global": max(glob, k.local),
                       "local": k.local})
@@ -276,7 +295,7 @@ def lower_task(task: Task, backend: str = "sycl", params: dict[str, Any] | None 
             _CAPTURES.pop(next(iter(_CAPTURES)))
         _CAPTURES[cache_key] = (variants, consts)
     allowed = [s.value for s in contract.allowed_spaces] if contract else ["custom_kernel"]
-    notes = [f"implementation space: custom_kernel (allowed: {', '.join(allowed)})"]
+    notes = [f"implementation spaces allowed by the contract: {', '.join(allowed)}"]
     prog = LoweredProgram(task, backend, variants, state, consts, notes=notes)
     prog.space = group_space(prog, contract)
     prog.params = choose_defaults(prog, contract)

@@ -137,16 +137,38 @@ class _Chain:
             slot.setdefault(n, i)
         self.fixed = [c.data_ptr() for c in self.consts] + [t.data_ptr() for t in self.temps]
         be = get_backend("sycl")
-        launches = [(owner._kernels[s["kernel"]], [slot[a] for a in s["args"]], s["global"],
-                     s["local"]) for s in plan["steps"]]
-        self.chain = be.prepare_chain(launches, len(order))
+        self.order = order
+        self.segments: list[Any] = []  # prepared chains and vendor steps, in order
+        run: list[Any] = []
+        for s in plan["steps"]:
+            if "vendor" in s:
+                if run:
+                    self.segments.append(be.prepare_chain(run, len(order)))
+                    run = []
+                self.segments.append(s)
+                continue
+            run.append((owner._kernels[s["kernel"]], [slot[a] for a in s["args"]],
+                        s["global"], s["local"]))
+        if run:
+            self.segments.append(be.prepare_chain(run, len(order)))
+        self.has_vendor = any(isinstance(s, dict) for s in self.segments)
 
     def __call__(self, owner: LoweredModule, inputs: tuple[Any, ...]) -> Any:
         xs = [inputs[i] for i in self.inputs]
         xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
         outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
-        self.chain([x.data_ptr() for x in xs] + [t.data_ptr() for t in self.state]
-                   + self.fixed + [o.data_ptr() for o in outs])
+        ptrs = ([x.data_ptr() for x in xs] + [t.data_ptr() for t in self.state]
+                + self.fixed + [o.data_ptr() for o in outs])
+        if not self.has_vendor:
+            self.segments[0](ptrs)
+        else:
+            table = dict(zip(self.order, xs + self.state + self.consts + self.temps + outs,
+                             strict=True))
+            for seg in self.segments:
+                if isinstance(seg, dict):
+                    _vendor(seg, table)
+                else:
+                    seg(ptrs)
         return outs[0] if self.single else tuple(outs)
 
 
@@ -202,10 +224,6 @@ def _launcher(backend: str, kernels: Any):
 
 
 def _vendor(step: dict[str, Any], t: dict[str, torch.Tensor]) -> None:
-    """A vendor-library step: ``out = a @ b`` through torch's BLAS (MKL on the CPU)."""
-    a, b, out = (t[n] for n in step["args"])
-    a = a.view(step["a_shape"])
-    b = b.view(step["b_shape"])
-    if step["trans_b"]:
-        b = b.transpose(-1, -2)
-    torch.matmul(a, b, out=out.view(step["out_shape"]))
+    from kernelwright.tools.lower.vendor import run_vendor
+
+    run_vendor(step, t)

@@ -23,7 +23,17 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
             if prog.backend == "cpp" and p in ("wg", "strategy"):
                 continue
             space[f"g{gi}.{p}"] = list(choices)
+        if grp.kind == "gemm" and vendor_allowed(prog, contract):
+            space[f"g{gi}.impl"] = ["kernel", "vendor"]
     return space
+
+
+def vendor_allowed(prog, contract) -> bool:
+    return (contract is not None and contract.allows("vendor_library")
+            and prog.backend in ("sycl", "cpp"))
+
+
+VENDOR_MIN_FLOPS = 2 * 64**3
 
 
 def choose_defaults(prog, contract) -> dict[str, Any]:
@@ -45,7 +55,18 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params[f"{pre}wg"] = 256
             params[f"{pre}ipw"] = 1
         elif grp.kind == "gemm":
-            params[f"{pre}rm"], params[f"{pre}rn"] = 4, 4
+            params[f"{pre}rm"], params[f"{pre}rn"] = 8, 1
+            g = grp.main[0]
+            flops = 2 * g.m * g.n * g.kdim * (g.numel // max(1, g.m * g.n))
+            if f"{pre}impl" in prog.space:
+                vendor = flops >= VENDOR_MIN_FLOPS
+                params[f"{pre}impl"] = "vendor" if vendor else "kernel"
+                prog.notes.append(
+                    f"g{gi} gemm {g.m}x{g.n}x{g.kdim}: implementation space "
+                    + ("vendor_library (host BLAS, zero copy) + fused epilogue kernel: the "
+                       f"contract allows it and {flops / 1e6:.1f} MFLOP is past the "
+                       f"{VENDOR_MIN_FLOPS / 1e6:.1f} MFLOP where BLAS wins" if vendor else
+                       "custom_kernel: too small for a library call to pay off"))
             if f"{pre}wg" in prog.space:
                 params[f"{pre}wg"] = 64
         elif grp.kind == "conv":
