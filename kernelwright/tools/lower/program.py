@@ -96,9 +96,11 @@ def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
         parts.append(CUDA_REDUCE)
     lines = [f"lowered {prog.task.name} for {prog.backend}: {len(prog.variants)} signature(s)"]
     lines += prog.notes
+    parts.append("// [EVOLVE_START] kernels: keep names and argument lists (the plans launch "
+                 "them)")
     for vi, var in enumerate(prog.variants):
         kernels, plan = emit_variant(var, vi, prog)
-        parts += [k.text for k in kernels]
+        parts += [k.text for k in kernels if k.text]
         plans[var.key] = plan
         if vi == 0:
             lines += [f"  signature {var.key}: {len(kernels)} kernel(s)"]
@@ -108,6 +110,7 @@ def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
             lines += [f"    {ln}" for ln in plan.pop("why", [])]
         else:
             plan.pop("why", None)
+    parts.append("// [EVOLVE_END]")
     return "\n".join(parts), plans, lines
 
 
