@@ -40,6 +40,14 @@ NON_COMPUTE_OPS = frozenset({
     "resolve_conj", "resolve_neg", "_has_compatible_shallow_copy_type",
 })
 
+# Library calls a contract allowing ``vendor_library`` (and not ``framework``) admits: the
+# GEMM and convolution entry points of the host BLAS / oneDNN that torch dispatches to.
+VENDOR_OPS = frozenset({
+    "mm", "bmm", "addmm", "baddbmm", "matmul", "convolution", "_convolution",
+    "mkldnn_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d",
+})
+
 RUNNER_LEVELS = {"syntax": Level.SYNTAX_ERROR, "build": Level.BUILD_FAILED,
                  "runtime": Level.RUNTIME_ERROR, "shape": Level.SHAPE_MISMATCH,
                  "type": Level.SHAPE_MISMATCH}
@@ -110,6 +118,8 @@ def judge_effects(reply: dict, given: list, pristine: list, contract: Contract) 
                        "(a persistent or rotating output buffer); allocate outputs per call",
                        {Flag.STALE_OUTPUT})
     compute = {str(op) for op in reply.get("ops", [])} - NON_COMPUTE_OPS
+    if contract.allows("vendor_library"):
+        compute -= VENDOR_OPS
     if not contract.allows("framework") and compute:
         raise Rejected(Level.CORRECT, "used framework operators the contract forbids: "
                        f"{', '.join(sorted(compute))}; compute them in your own kernels",

@@ -25,6 +25,9 @@ class Ix:
     terms: tuple[tuple[str, int], ...] = ()
     const: int = 0
     ranges: tuple[tuple[str, Range], ...] = field(default=(), compare=False)
+    # atom -> ("div" | "mod", operand, divisor) for atoms made by // and %, so that
+    # d*(e // d) + (e % d) folds back to e
+    origins: tuple[tuple[str, tuple], ...] = field(default=(), compare=False)
 
     # -- construction --------------------------------------------------------------------
 
@@ -68,7 +71,9 @@ class Ix:
         for name, coef in other.terms:
             coefs[name] = coefs.get(name, 0) + coef
         terms = tuple(sorted((n, c) for n, c in coefs.items() if c != 0))
-        return Ix(terms, self.const + other.const, _merge(self.ranges, other.ranges, terms))
+        out = Ix(terms, self.const + other.const, _merge(self.ranges, other.ranges, terms),
+                 _merge(self.origins, other.origins, terms))
+        return _fold_divmod(out)
 
     def __sub__(self, other: Ix | int) -> Ix:
         return self + (other if isinstance(other, Ix) else Ix.c(other)) * -1
@@ -76,7 +81,8 @@ class Ix:
     def __mul__(self, k: int) -> Ix:
         if k == 0:
             return Ix.c(0)
-        return Ix(tuple((n, c * k) for n, c in self.terms), self.const * k, self.ranges)
+        return Ix(tuple((n, c * k) for n, c in self.terms), self.const * k, self.ranges,
+                  self.origins)
 
     def __floordiv__(self, d: int) -> Ix:
         if d == 1:
@@ -85,13 +91,21 @@ class Ix:
         rng = rest.range()
         if rng is not None and rng[0] >= 0 and rng[1] < d:
             return _scaled(exact, d)
+        if exact.terms and rng is not None and rng[0] >= 0:  # (q*d + r) // d = q + r // d
+            return _scaled(exact, d) + rest // d
         whole = self.range()
         if whole is not None and whole[0] >= 0 and whole[1] < d:
             return Ix.c(0)
         if self.is_const:
             return Ix.c(self.const // d)
+        for _, g in self.terms:  # (g*q + r) // (g*m) = q // m when 0 <= r < g
+            if 1 < g < d and d % g == 0:
+                big, small = self._split(g)
+                rng = small.range()
+                if rng is not None and rng[0] >= 0 and rng[1] < g:
+                    return _scaled(big, g) // (d // g)
         new = None if whole is None else (whole[0] // d, whole[1] // d)
-        return Ix.atom(f"(({self.render()}) / {d})", new)
+        return _divmod_atom("div", self, d, f"(({self.render()}) / {d})", new)
 
     def __mod__(self, d: int) -> Ix:
         if d == 1:
@@ -102,14 +116,14 @@ class Ix:
             return rest
         if rest.is_const:
             return Ix.c(rest.const % d)
-        return Ix.atom(f"(({rest.render()}) % {d})", (0, d - 1))
+        return _divmod_atom("mod", rest, d, f"(({rest.render()}) % {d})", (0, d - 1))
 
     def _split(self, d: int) -> tuple[Ix, Ix]:
         """(terms with coefficients divisible by ``d``, everything else)."""
         ex = tuple((n, c) for n, c in self.terms if c % d == 0)
         re = tuple((n, c) for n, c in self.terms if c % d != 0)
         ec, rc = (self.const, 0) if self.const % d == 0 else (0, self.const)
-        return Ix(ex, ec, self.ranges), Ix(re, rc, self.ranges)
+        return Ix(ex, ec, self.ranges, self.origins), Ix(re, rc, self.ranges, self.origins)
 
     # -- rendering -----------------------------------------------------------------------
 
@@ -123,8 +137,30 @@ class Ix:
         return self.render()
 
 
+def _divmod_atom(kind: str, operand: Ix, d: int, text: str, rng: Range) -> Ix:
+    return Ix(((text, 1),), 0, ((text, rng),), ((text, (kind, operand, d)),))
+
+
+def _fold_divmod(e: Ix) -> Ix:
+    """Replace ``c*d*(x // d) + c*(x % d)`` by ``c*x`` wherever both atoms occur."""
+    info = dict(e.origins)
+    for name, c in e.terms:
+        if info.get(name, ("",))[0] != "mod":
+            continue
+        _, x, d = info[name]
+        partner = next((n for n, cc in e.terms if cc == c * d and info.get(n, ("",))[0]
+                        == "div" and info[n][1] == x and info[n][2] == d), None)
+        if partner is None:
+            continue
+        rest = Ix(tuple((n, cc) for n, cc in e.terms if n not in (name, partner)), e.const,
+                  e.ranges, e.origins)
+        return rest + x * c
+    return e
+
+
 def _scaled(exact: Ix, d: int) -> Ix:
-    return Ix(tuple((n, c // d) for n, c in exact.terms), exact.const // d, exact.ranges)
+    return Ix(tuple((n, c // d) for n, c in exact.terms), exact.const // d, exact.ranges,
+              exact.origins)
 
 
 def _merge(a, b, terms) -> tuple[tuple[str, Range], ...]:

@@ -24,7 +24,7 @@ from kernelwright.tools.lower.ir import Input, Pointwise
 from kernelwright.tools.lower.runtime import _signature, encode_tensor
 from kernelwright.tools.lower.schedule import Group, Schedule, schedule
 from kernelwright.tools.lower.space import choose_defaults, group_space
-from kernelwright.tools.lower.vendor import VendorStep, vendor_step
+from kernelwright.tools.lower.vendor import VendorStep, vendor_conv, vendor_step
 
 BACKENDS = ("sycl", "cpp", "cuda")
 
@@ -127,8 +127,9 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
     while i < len(groups):
         grp = groups[i]
         params = _group_params(prog.params, gi_of(grp, sched))
-        if grp.kind == "gemm" and params.get("impl") == "vendor":
-            step = vendor_step(grp.main[0], names, grp.name)
+        if grp.kind in ("gemm", "conv") and params.get("impl") == "vendor":
+            make = vendor_step if grp.kind == "gemm" else vendor_conv
+            step = make(grp.main[0], names, grp.name)
             if step is not None:
                 kernels.append(step)
                 groups[i + 1:i + 1] = [Group("pointwise", [e], name=f"{grp.name}e{j}")

@@ -23,7 +23,7 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
             if prog.backend == "cpp" and p in ("wg", "strategy"):
                 continue
             space[f"g{gi}.{p}"] = list(choices)
-        if grp.kind == "gemm" and vendor_allowed(prog, contract):
+        if grp.kind in ("gemm", "conv") and vendor_allowed(prog, contract):
             space[f"g{gi}.impl"] = ["kernel", "vendor"]
     return space
 
@@ -71,6 +71,17 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params[f"{pre}wg"] = 64
         elif grp.kind == "conv":
             params[f"{pre}ocb"] = 4
+            c = grp.main[0]
+            flops = 2 * c.numel * c.cost
+            if f"{pre}impl" in prog.space:
+                vendor = flops >= VENDOR_MIN_FLOPS
+                params[f"{pre}impl"] = "vendor" if vendor else "kernel"
+                prog.notes.append(
+                    f"g{gi} conv {list(c.shape)}: implementation space "
+                    + ("vendor_library (oneDNN through torch) + fused epilogue kernel: the "
+                       f"contract allows it and {flops / 1e6:.1f} MFLOP is past the "
+                       f"{VENDOR_MIN_FLOPS / 1e6:.1f} MFLOP where the library wins"
+                       if vendor else "custom_kernel: too small for a library call to pay off"))
             if f"{pre}wg" in prog.space:
                 params[f"{pre}wg"] = 64
         elif grp.kind == "scan" and f"{pre}wg" in prog.space:

@@ -17,7 +17,7 @@ import torch
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import CPP
 from kernelwright.tools.lower.index import Ix
-from kernelwright.tools.lower.ir import Gemm, Node
+from kernelwright.tools.lower.ir import Conv, Gemm, Node
 
 VENDOR_DTYPES = (torch.float32, torch.float64)
 
@@ -90,9 +90,80 @@ def vendor_step(gemm: Gemm, names: dict[int, str], name: str) -> VendorStep | No
     return step
 
 
+@dataclass
+class VendorConv(VendorStep):
+    """A convolution through torch's oneDNN/MKL path, written into our buffer."""
+
+    conv: Conv | None = None
+    bias: tuple[str, list[int], int] | None = None
+
+    def step(self) -> dict[str, Any]:
+        c = self.conv
+        assert c is not None
+        x, w = c.x, c.w
+        nd = len(x.shape) - 2
+        extra = []
+        if c.transposed:
+            for d in range(nd):
+                base = ((x.shape[2 + d] - 1) * c.stride[d] - 2 * c.padding[d]
+                        + c.dilation[d] * (w.shape[2 + d] - 1) + 1)
+                extra.append(c.shape[2 + d] - base)
+        return {"vendor": "conv", "name": self.name,
+                "x": [self.a[0], list(x.shape), self.a[1], self.a[2]],
+                "w": [self.b[0], list(w.shape), self.b[1], self.b[2]],
+                "bias": None if self.bias is None else [self.bias[0], [c.shape[1]],
+                                                        self.bias[1], self.bias[2]],
+                "stride": list(c.stride), "padding": list(c.padding),
+                "dilation": list(c.dilation), "groups": c.groups,
+                "transposed": c.transposed, "output_padding": extra,
+                "out": [self.out, list(c.shape)]}
+
+
+def vendor_conv(conv: Conv, names: dict[int, str], name: str) -> VendorConv | None:
+    if conv.dtype not in VENDOR_DTYPES or conv.id not in names:
+        return None
+    x = strided_view(conv.x, names)
+    w = strided_view(conv.w, names)
+    bias = strided_view(conv.bias, names) if conv.bias is not None else None
+    if x is None or w is None or (conv.bias is not None and bias is None):
+        return None
+    out = names[conv.id]
+    reads = [x[0], w[0]] + ([bias[0]] if bias else [])
+    step = VendorConv(name, None, x, w, out, args=reads + [out],  # type: ignore[arg-type]
+                      conv=conv, bias=bias)
+    step.info = {"kind": "vendor_conv", "nodes": [conv.name], "reads": reads}
+    return step
+
+
+def _conv(step: dict[str, Any], t: dict[str, torch.Tensor]) -> None:
+    from torch.nn import functional as F
+
+    def view(spec):
+        name, shape, strides, offset = spec
+        return torch.as_strided(t[name], shape, strides, offset)
+
+    x, w = view(step["x"]), view(step["w"])
+    b = view(step["bias"]) if step["bias"] is not None else None
+    nd = x.dim() - 2
+    if step["transposed"]:
+        fn = getattr(F, f"conv_transpose{nd}d")
+        y = fn(x, w, b, step["stride"], step["padding"], step["output_padding"],
+               step["groups"], step["dilation"])
+    else:
+        fn = getattr(F, f"conv{nd}d")
+        y = fn(x, w, b, step["stride"], step["padding"], step["dilation"], step["groups"])
+    out_name, shape = step["out"]
+    t[out_name].view(shape).copy_(y)
+
+
 def run_vendor(step: dict[str, Any], t: dict[str, torch.Tensor]) -> None:
-    """Execute a plan's vendor step on the buffers ``t`` (numpy matmul, zero copy)."""
+    """Execute a plan's vendor step on the buffers ``t`` (BLAS matmul on zero-copy numpy
+    views; convolution through torch's oneDNN path)."""
     import numpy as np
+
+    if step["vendor"] == "conv":
+        _conv(step, t)
+        return
 
     def view(spec):
         name, shape, strides, offset = spec

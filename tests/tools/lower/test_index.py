@@ -32,3 +32,11 @@ def test_render_and_equality_ignore_term_order():
     a, b = Ix.var("a", 3), Ix.var("b", 3)
     assert a + b == b + a
     assert (a * 2 - 1).render() == "2*a - 1"
+
+
+def test_divisor_multiple_of_a_coefficient_and_divmod_recombination():
+    o, r = Ix.var("o", 18), Ix.var("r", 35)
+    e = o * 35 + r  # flat index of (o, r) in an [18, 35] row-major domain
+    q = e // 210  # 210 = 35 * 6: the row's group of 6
+    assert q == o // 6
+    assert (o // 6) * 6 + o % 6 == o  # split and recombined: the loop variable again
