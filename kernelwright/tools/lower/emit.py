@@ -178,21 +178,22 @@ def _reduce_phase(k: KernelCtx, r: Reduction, outer: list[Ix], lid: str | None,
 
 def _group_combine(k: KernelCtx, r: Reduction, acc: str, pos: str | None):
     d = k.dialect
+    group = "it.get_sub_group()" if k.subgroup else "it.get_group()"
     ct = r.acc_ctype()
     op = {"sum": "plus", "prod": "multiplies", "max": "maximum", "min": "minimum",
           "any": "logical_or", "all": "logical_and", "argmax": "maximum",
           "argmin": "minimum"}[r.op]
-    total = k.let(d_group_reduce(d, acc, ct, op), ct)
+    total = k.let(d_group_reduce(d, acc, ct, op, group), ct)
     if pos is None:
         return total, None
     cand = k.let(f"({acc} == {total} ? {pos} : 9223372036854775807LL)", "long long")
-    best = k.let(d_group_reduce(d, cand, "long long", "minimum"), "long long")
+    best = k.let(d_group_reduce(d, cand, "long long", "minimum", group), "long long")
     return total, best
 
 
-def d_group_reduce(d: Dialect, v: str, ct: str, op: str) -> str:
+def d_group_reduce(d: Dialect, v: str, ct: str, op: str, group: str) -> str:
     if d.name == "sycl":
-        return f"sycl::reduce_over_group(it.get_group(), {v}, sycl::{op}<{ct}>())"
+        return f"sycl::reduce_over_group({group}, {v}, sycl::{op}<{ct}>())"
     return f"kw_block_reduce<{ct}>({v}, kw_op_{op}<{ct}>(), kw_smem)"
 
 
@@ -340,6 +341,9 @@ def signature(k: KernelCtx) -> tuple[list[str], str]:
     return args, ", ".join(decls)
 
 
+SUB_GROUP = 16  # the SYCL CPU device's widest float sub-group (AVX-512)
+
+
 def wrap(d: Dialect, name: str, k: KernelCtx, units: int, wg: int, cooperative: bool
          ) -> KernelSource:
     args, decl = signature(k)
@@ -350,8 +354,10 @@ def wrap(d: Dialect, name: str, k: KernelCtx, units: int, wg: int, cooperative: 
                 f"  for (int u = 0; u < {units}; ++u) {{\n{body}\n  }}\n}}\n")
         return KernelSource(name, text, args, units, 1)
     if d.name == "sycl":
+        prop = (f"SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::sub_group_size<{SUB_GROUP}>))\n"
+                if k.subgroup else "")
         head = (f'extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))\n'
-                f"void {name}({decl}) {{\n"
+                f"{prop}void {name}({decl}) {{\n"
                 f"    auto it = sycl::ext::oneapi::this_work_item::get_nd_item<1>();\n")
         if cooperative:
             head += ("    const int u = it.get_group(0);\n"
@@ -408,7 +414,11 @@ def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, st
     if grp.kind == "pointwise":
         units = pointwise_body(k, grp, names, "u", int(params.get("ipw", 1)))
     elif grp.kind == "rows":
-        cooperative = d.name != "cpp" and params.get("strategy", "group") == "group"
+        strategy = params.get("strategy", "item")
+        cooperative = d.name != "cpp" and strategy in ("group", "subgroup")
+        if cooperative and strategy == "subgroup":
+            wg = SUB_GROUP if d.name == "sycl" else 32
+            k.subgroup = d.name == "sycl"
         units = rows_body(k, grp, names, "u", "l" if cooperative else None, wg)
     elif grp.kind == "scan":
         units = scan_body(k, grp, names, "u")

@@ -6,7 +6,7 @@ from typing import Any
 
 CHOICES = {
     "pointwise": {"wg": [64, 128, 256, 512], "ipw": [1, 2, 4, 8]},
-    "rows": {"strategy": ["group", "item"], "wg": [16, 32, 64, 128, 256, 512]},
+    "rows": {"strategy": ["subgroup", "item", "group"], "wg": [16, 32, 64, 128, 256, 512]},
     "scan": {"wg": [16, 64, 128]},
     "gemm": {"rm": [1, 2, 4, 8], "rn": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
     "conv": {"ocb": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
