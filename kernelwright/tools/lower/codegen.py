@@ -50,8 +50,8 @@ class KernelCtx:
     buffers: dict[str, tuple] = field(default_factory=dict)  # name -> (node, mode)
     counter: int = 0
     idx_type: str = "int"
-    owned: set[int] = field(default_factory=set)
-    subgroup: bool = False  # cooperative rows reduce over one sub-group (SYCL)  # non-pointwise nodes this kernel computes
+    owned: set[int] = field(default_factory=set)  # non-pointwise nodes this kernel computes
+    subgroup: bool = False  # cooperative rows reduce over one sub-group (SYCL)
 
     # -- statements ----------------------------------------------------------------------
 

@@ -121,7 +121,7 @@ class _Chain:
     allocated once (never outputs: those are fresh per call)."""
 
     def __init__(self, owner: LoweredModule, plan: dict[str, Any]) -> None:
-        from kernelwright.tools.backends import get_backend
+        from kernelwright.tools.backends import active_registry
 
         self.inputs = [i for i, n in enumerate(plan["inputs"]) if n is not None]
         self.state = [owner._state_tensor(t) for _, t in plan["state"]]
@@ -136,7 +136,7 @@ class _Chain:
         for i, n in enumerate(order):
             slot.setdefault(n, i)
         self.fixed = [c.data_ptr() for c in self.consts] + [t.data_ptr() for t in self.temps]
-        be = get_backend("sycl")
+        be = active_registry().get("sycl")
         self.order = order
         self.segments: list[Any] = []  # prepared chains and vendor steps, in order
         run: list[Any] = []
@@ -173,9 +173,9 @@ class _Chain:
 
 
 def _zero_copy() -> bool:
-    from kernelwright.tools.backends import get_backend
+    from kernelwright.tools.backends import active_registry
 
-    return bool(get_backend("sycl").zero_copy)
+    return bool(active_registry().get("sycl").zero_copy)
 
 
 def _signature(training: bool, inputs: tuple[Any, ...]) -> str:
