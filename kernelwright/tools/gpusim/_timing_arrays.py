@@ -156,17 +156,9 @@ class ArrayDecoder:
         flat = list(chain.from_iterable(insts))
         n = len(flat)
         masks = np.fromiter(map(_MASK, flat), np.int64, n)
-        # Producers share one record among identical instructions (the reader's line cache,
-        # the emulator's per-(pc, mask) records), so look each distinct object up once; ids
-        # are unique while ``flat`` holds the objects.
-        ids = list(map(id, flat))
-        distinct = dict(zip(ids, flat, strict=True))
-        objs = list(distinct.values())
-        sig_d = np.fromiter(map(on.__getitem__, map(_KEY, objs)), np.int64, len(objs))
-        for k in np.flatnonzero(np.fromiter(map(_MASK, objs), np.int64, len(objs)) == 0):
-            sig_d[k] = off[(objs[k].opcode, objs[k].srcs)]  # predicated off: a no-op row
-        by_id = dict(zip(distinct, sig_d.tolist(), strict=True))
-        sig = np.fromiter(map(by_id.__getitem__, ids), np.int64, n)
+        sig = np.fromiter(map(on.__getitem__, map(_KEY, flat)), np.int64, n)
+        for k in np.flatnonzero(masks == 0).tolist():  # predicated off: a no-op row
+            sig[k] = off[(flat[k].opcode, flat[k].srcs)]
         cls = self.tables()[0][sig]
         keep = _kept(cls, masks, lengths)
         threads = int(popcount(masks[keep]).sum())
