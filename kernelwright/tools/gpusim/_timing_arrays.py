@@ -27,7 +27,7 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
-from kernelwright.tools.gpusim._memsys import coalesce_flat, shared_wavefronts
+from kernelwright.tools.gpusim._memsys import coalesce_flat
 from kernelwright.tools.gpusim._opclass import OpClass
 from kernelwright.tools.gpusim._timing_decode import Decoder
 from kernelwright.tools.gpusim.gpus import GPUConfig
@@ -172,8 +172,8 @@ class ArrayDecoder:
         if len(jobs):
             picked = _pick(flat, jobs)
             addrs, widths = list(map(_ADDRS, picked)), list(map(_WIDTH, picked))
-            ma[jobs] = shared_wavefronts(addrs, widths)
             lanes = np.fromiter(map(len, addrs), np.int64, len(addrs))
+            ma[jobs] = _wavefronts(addrs, lanes, widths)
             nbytes = lanes * np.maximum(np.asarray(widths, np.int64), 4)
             mb[jobs] = np.maximum(1, -(-nbytes // 128))  # conflict-free wavefronts
         jobs = np.flatnonzero(keep & _COUNT[cls])
@@ -201,6 +201,15 @@ class ArrayDecoder:
             c_w0=np.cumsum(nw) - nw, c_nw=nw, n_regs=max(1, len(self.regs)),
             thread_insts=threads,
         )
+
+
+def _wavefronts(addrs: list[tuple[int, ...]], lanes: np.ndarray, widths: list[int]
+                ) -> np.ndarray:
+    """Shared-memory wavefronts, compiled (same rule as :func:`._memsys.shared_wavefronts`)."""
+    from kernelwright.tools.gpusim._timing_kernels import shared_wavefronts_flat
+
+    flat = np.fromiter(chain.from_iterable(addrs), np.int64, int(lanes.sum()))
+    return shared_wavefronts_flat(flat, lanes, np.asarray(widths, np.int64))
 
 
 def _pick(items: list, idx: np.ndarray) -> list:

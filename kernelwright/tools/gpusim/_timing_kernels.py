@@ -488,3 +488,44 @@ def _cta_of(w, c_w0, c_nw):
     while c_nw[lo] == 0 or w >= c_w0[lo] + c_nw[lo]:  # empty blocks share a first index
         lo -= 1
     return lo
+
+
+# ------------------------------------------------------------------ decoding helpers
+@njit(cache=True)
+def shared_wavefronts_flat(addrs, counts, widths):
+    """:func:`._memsys.shared_wavefronts` over flat arrays, one instruction at a time.
+
+    Per instruction: the distinct 4-byte words its lanes touch (``width // 4`` words a lane,
+    at least one), counted per bank (word mod 32); wavefronts = the largest count, at least 1.
+    """
+    n = len(counts)
+    out = np.ones(n, np.int64)
+    mask40 = (1 << 40) - 1
+    pos = 0
+    per_bank = np.zeros(32, np.int64)
+    for i in range(n):
+        c = counts[i]
+        nw = widths[i] // 4
+        if nw < 1:
+            nw = 1
+        if c > 0:
+            words = np.empty(c * nw, np.int64)
+            m = 0
+            for lane in range(c):
+                w0 = addrs[pos + lane] >> 2
+                for k in range(nw):
+                    words[m] = (w0 + k) & mask40
+                    m += 1
+            words.sort()
+            per_bank[:] = 0
+            best = 0
+            for j in range(m):
+                if j == 0 or words[j] != words[j - 1]:
+                    b = words[j] & 31
+                    per_bank[b] += 1
+                    if per_bank[b] > best:
+                        best = per_bank[b]
+            if best > 1:
+                out[i] = best
+        pos += c
+    return out

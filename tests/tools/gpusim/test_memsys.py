@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from kernelwright.tools.gpusim._memsys import coalesce, shared_wavefronts
 
@@ -42,3 +43,14 @@ def test_shared_wavefronts_match_a_lane_by_lane_count():
         words = {(a >> 2) + k for a in addrs for k in range(max(w // 4, 1))}
         per_bank = [sum(1 for x in words if x % 32 == b) for b in range(32)]
         assert got == max(1, *per_bank)
+
+
+def test_compiled_wavefronts_match_the_numpy_ones():
+    pytest.importorskip("numba")
+    from kernelwright.tools.gpusim._timing_kernels import shared_wavefronts_flat
+
+    lists, widths = _random_accesses(3)
+    counts = np.array([len(a) for a in lists], np.int64)
+    flat = np.array([a for addrs in lists for a in addrs], np.int64)
+    got = shared_wavefronts_flat(flat, counts, np.array(widths, np.int64)).tolist()
+    assert got == shared_wavefronts(lists, widths)
