@@ -16,6 +16,11 @@ from kernelwright.tools.lower.capture import Captured
 from kernelwright.tools.lower.ir import Input, Node
 
 
+# Checks torch.export leaves in the graph; they compute nothing.
+NO_OPS = {"_assert_tensor_metadata", "_assert_async", "_assert_scalar", "sym_constrain_range",
+          "sym_constrain_range_for_size", "_functional_assert_async", "_print"}
+
+
 @dataclass
 class LoweredGraph:
     """The IR of one shape signature."""
@@ -64,6 +69,8 @@ def build_graph(cap: Captured, constants: dict[str, torch.Tensor]) -> LoweredGra
                 b.values[fx_node] = b.values[fx_node.args[0]][fx_node.args[1]]
                 continue
             name = op_name(fx_node.target)
+            if name in NO_OPS:
+                continue
             ops.append(name)
             fn = LOWERINGS.get(name)
             if fn is None:

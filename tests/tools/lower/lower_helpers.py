@@ -17,7 +17,7 @@ def task(name: str) -> Task:
     return Task.from_path(TASKS / f"{name}.py")
 
 
-def check_lowered(prog, training: bool = False, seed: int = 1) -> list[float]:
+def check_lowered(prog, training: bool = False, seed: int = 1, tol: float = 1e-4) -> list[float]:
     """Build ``prog``'s candidate, give it the reference's weights, compare on fresh inputs.
 
     Returns the max abs error per output; fails the test on a mismatch.
@@ -40,7 +40,7 @@ def check_lowered(prog, training: bool = False, seed: int = 1) -> list[float]:
     errors = []
     for w, g in zip(want, got, strict=True):
         assert w.shape == g.shape and w.dtype == g.dtype
-        torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-4, equal_nan=True)
+        torch.testing.assert_close(g, w, atol=tol, rtol=tol, equal_nan=True)
         errors.append(float((w.double() - g.double()).abs().max()) if w.numel() else 0.0)
     return errors
 

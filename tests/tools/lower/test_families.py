@@ -58,3 +58,9 @@ def test_gemm_bias_activation_is_one_kernel():
     kinds = [g.kind for g in prog.variants[0].sched.groups]
     assert kinds == ["gemm"]
     assert len(prog.variants[0].sched.groups[0].epilogue) == 1
+
+
+def test_half_types_are_stored_in_16_bits_and_computed_in_float():
+    prog = lower_task(task("half"), "cpp")
+    assert "kw_h2f" in prog.source and "kw_f2b" in prog.source
+    check_lowered(prog, tol=1e-1)
