@@ -15,7 +15,6 @@ from kernelwright.tools.lower.builder import LOWERINGS, Builder, make_input, op_
 from kernelwright.tools.lower.capture import Captured
 from kernelwright.tools.lower.ir import Input, Node
 
-
 # Checks torch.export leaves in the graph; they compute nothing.
 NO_OPS = {"_assert_tensor_metadata", "_assert_async", "_assert_scalar", "sym_constrain_range",
           "sym_constrain_range_for_size", "_functional_assert_async", "_print"}
