@@ -16,6 +16,7 @@ from kernelwright.errors import LLMBudgetError, LLMError
 from kernelwright.testing.scripted_llm import error, malformed, reply
 
 
+@pytest.mark.slow
 def test_plain_reply_goes_through_chat_completions(scripted_llm, make_client):
     scripted_llm.push(reply("hello there", usage=(11, 3)))
     client = make_client(temperature=0.3, reply_max_tokens=77)

@@ -41,6 +41,7 @@ def test_broken_task_file_is_a_clear_error_and_exit_code_2(tmp_path):
     assert "syntax error" in result.output and str(bad) in result.output
 
 
+@pytest.mark.slow
 def test_errors_are_not_wrapped_on_a_40_column_terminal(tmp_path):
     """A user copies the path out of the message: it must arrive on one line, unbroken."""
     bad = tmp_path / "a_directory_with_a_long_name" / "a_broken_task_file_with_a_long_name.py"

@@ -85,6 +85,7 @@ def test_corpus_has_the_awkward_cases_the_issue_names():
     assert all(family_of(_path(n)) in ("gemm_epilogue", "conv_epilogue") for n in vendor)
 
 
+@pytest.mark.slow
 def test_batchnorm_tasks_run_in_training_mode():
     """KernelBench runs a module as constructed (training mode): BatchNorm normalises with the
     batch's statistics, so a lowering that assumes eval mode gives other numbers."""

@@ -19,6 +19,7 @@ def test_there_are_at_least_ten_tasks_with_a_naive_candidate_each():
 
 
 @pytest.mark.parametrize("name", qc.TASKS)
+@pytest.mark.slow
 def test_task_derives_a_contract_with_three_variants(name: str):
     contract = derive_contract(Task.from_path(qc.task_path(name)))
     assert len(contract.variants) >= 3

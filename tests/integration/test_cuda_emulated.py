@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.requires_nvcc
+@pytest.mark.slow
 def test_cuda_example_is_correct_on_the_emulator_and_not_timed():
     import torch
 
@@ -30,6 +31,7 @@ def test_cuda_example_is_correct_on_the_emulator_and_not_timed():
 
 @pytest.mark.requires_nvcc
 @pytest.mark.requires_sycl
+@pytest.mark.slow
 def test_a_sycl_candidate_after_a_cuda_one_in_the_same_worker_is_timed():
     """The 'emulated' verdict belongs to the candidate that used the emulator, not the worker."""
     import torch

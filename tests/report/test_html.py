@@ -21,6 +21,7 @@ def written(scripted_store, tmp_path_factory):
     return (out / "r.html").read_text(), (out / "r.md").read_text()
 
 
+@pytest.mark.slow
 def test_html_is_self_contained_and_escapes_run_text(written):
     page = written[0]
     tags = _tags(page)
@@ -52,6 +53,7 @@ def test_md_helpers():
     assert block.startswith("````\n") and block.endswith("\n````")
 
 
+@pytest.mark.slow
 def test_cli_report_writes_both_files(scripted_store, tmp_path):
     out, md = tmp_path / "out" / "r.html", tmp_path / "out" / "r.md"
     result = CliRunner().invoke(

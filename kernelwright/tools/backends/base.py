@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelwright.errors import BuildError
 from kernelwright.spec.result import KernelStats
+from kernelwright.tools.backends.registry import active_registry
 
 
 class BackendStatus(BaseModel):
@@ -149,14 +150,10 @@ def module_functions(name: str):
         source: str, *, language: str | None = None, options: Sequence[str] = ()
     ) -> KernelModule:
         """Build and load ``source`` with the active registry's backend (raises ``BuildError``)."""
-        from kernelwright.tools.backends.registry import active_registry
-
         return active_registry().get(name).load_inline(source, language=language, options=options)
 
     def synchronize() -> None:
         """Wait for every kernel the active registry's backend launched."""
-        from kernelwright.tools.backends.registry import active_registry
-
         active_registry().get(name).synchronize()
 
     return load_inline, synchronize

@@ -15,6 +15,7 @@ def settings(tmp_path_factory):
     return Settings(cache_dir=contract_cache_root(tmp_path_factory) / "cache")
 
 
+@pytest.mark.slow
 def test_every_backend_reports(settings):
     statuses = doctor.doctor(settings)
     assert [s.name for s in statuses] == list(BACKENDS)

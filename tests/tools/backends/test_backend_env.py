@@ -37,6 +37,7 @@ def test_missing_runtime_leaves_the_icd_unset(tmp_settings, monkeypatch):
     assert "OCL_ICD_FILENAMES" not in _env.runtime_env(tmp_settings)
 
 
+@pytest.mark.slow
 def test_computing_the_env_does_not_import_dpctl():
     code = textwrap.dedent("""
         import sys

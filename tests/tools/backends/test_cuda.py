@@ -121,6 +121,7 @@ def test_no_device_and_no_emulator_is_a_clear_error(tmp_settings, monkeypatch):
 
 
 @pytest.mark.requires_nvcc
+@pytest.mark.slow
 def test_load_without_device_or_emulator_raises_with_the_fix(tmp_settings, monkeypatch):
     monkeypatch.setattr("kernelwright.tools.backends.cuda.cuda_device", lambda: None)
     monkeypatch.setitem(__import__("sys").modules, "kernelwright.tools.gpusim.launch", None)

@@ -27,6 +27,7 @@ def _then_honest_works(crash_pool):
         ("infinite_loop", "timed out after 4 s"),
     ],
 )
+@pytest.mark.slow
 def test_crash_is_a_failed_result_and_pool_recovers(crash_pool, name, expected):
     r = crash_pool.evaluate(task("gelu"), candidate(f"crashes/{name}"))
     starts = crash_pool.starts
@@ -38,6 +39,7 @@ def test_crash_is_a_failed_result_and_pool_recovers(crash_pool, name, expected):
     assert crash_pool.starts == starts  # the task's session survives: runners are per candidate
 
 
+@pytest.mark.slow
 def test_allocation_beyond_the_memory_limit_fails_cleanly(crash_pool):
     assert crash_pool.settings.memory_limit_mb <= 4096  # the candidate asks for 8 GiB
     r = crash_pool.evaluate(task("gelu"), candidate("crashes/huge_alloc"))
@@ -51,6 +53,7 @@ def test_segfault_error_includes_the_python_traceback(crash_pool):
     assert "Fatal Python error" in r.error and "forward" in r.error
 
 
+@pytest.mark.slow
 def test_evaluating_with_per_call_settings_mutates_neither_them_nor_the_pool(crash_pool):
     pool_before = crash_pool.settings.model_dump()
     per_call = crash_pool.settings.model_copy(update={"seeds": 4, "min_time_s": 0.05})

@@ -10,6 +10,7 @@ from kw_eval_helpers import FIXTURES
 from kernelwright.tools.evaluate import Flag, Level, evaluate
 
 
+@pytest.mark.slow
 def test_honest_candidate_is_correct_and_timed(run):
     r = run("gelu", "candidates/gelu_torch")
     assert r.level == Level.CORRECT and r.correct, r.error
@@ -27,6 +28,7 @@ def test_syntax_error_is_level_0(run):
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@pytest.mark.slow
 def test_cpp_build_error_is_level_1_with_compiler_log(run):
     r = run("gelu", "candidates/build_error_cpp")
     assert r.level == Level.BUILD_FAILED
@@ -60,6 +62,7 @@ def test_wrong_values_is_level_4(run):
     assert not r.flags  # deterministic and wrong: no poison-related flag
 
 
+@pytest.mark.slow
 def test_weights_are_shared_through_state_dict(run):
     r = run("matmul", "candidates/linear_extra_rng")
     assert r.correct, r.error
@@ -72,6 +75,7 @@ def test_observer_hooks_wrap_every_timed_candidate_call(run):
     assert counts["starts"] == counts["finishes"] == r.timing.repeats
 
 
+@pytest.mark.slow
 def test_evaluate_without_pool_accepts_paths_and_source(settings):
     source = (FIXTURES / "candidates/gelu_torch.py").read_text()
     r = evaluate(FIXTURES / "tasks/gelu.py", source, settings=settings)
@@ -79,6 +83,7 @@ def test_evaluate_without_pool_accepts_paths_and_source(settings):
     assert Flag.SUSPICIOUS_SPEEDUP not in r.flags
 
 
+@pytest.mark.slow
 def test_sys_exit_in_forward_is_a_runtime_error_without_restart(run, pool):
     starts = pool.starts
     r = run("gelu", "candidates/exits_in_forward")

@@ -36,6 +36,7 @@ def test_the_same_allocation_order_gives_the_same_addresses():
     assert addresses() == addresses()
 
 
+@pytest.mark.slow
 def test_warm_l2_shows_reuse_between_launches_only_when_asked():
     cold = simulate_trace_dir(FIXTURES / "v5_clusters_grouped")
     warm = simulate_trace_dir(FIXTURES / "v5_clusters_grouped", warm_l2=True)

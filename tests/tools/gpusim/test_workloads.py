@@ -66,6 +66,7 @@ def test_srad(settings):
 
 
 @pytest.mark.parametrize("name", ["phi2", "qwen15", "pythia"])
+@pytest.mark.slow
 def test_llm_decode_loops(settings, name):
     r = run(name, settings, prompt=4, steps=2)
     assert r.max_error < 1e-4

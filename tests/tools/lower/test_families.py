@@ -13,6 +13,7 @@ SLOW = ["reduce_multi", "scan", "pool", "bmm", "conv_bn", "convt", "groupnorm", 
 
 
 @pytest.mark.parametrize("name", FAST)
+@pytest.mark.slow
 def test_family_cpp(name):
     prog = lower_task(task(name), "cpp")
     check_lowered(prog)

@@ -52,6 +52,7 @@ def _write(tmp_path, body: str) -> Task:
     return Task.from_path(path)
 
 
+@pytest.mark.slow
 def test_unsupported_operator_raises_lowering_error_naming_it(tmp_path):
     t = _write(tmp_path, (
         "class Model(nn.Module):\n"

@@ -26,6 +26,7 @@ def evals_to_reach(tuner, table, target: float, budget: int) -> int:
     return budget
 
 
+@pytest.mark.slow
 def test_tpe_finds_the_optimum_in_fewer_evaluations_than_grid_on_average(table):
     n = len(table.rows)
     seeds = range(5)
