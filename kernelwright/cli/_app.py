@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -43,6 +45,22 @@ def _fail(exc: Exception) -> None:
     """
     err_console.print(Text("error: ", style="red") + Text(str(exc)), soft_wrap=True)
     raise typer.Exit(2)
+
+
+def finite(value):
+    """``value`` with every NaN or infinite float replaced by ``None`` (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+def print_json(value) -> None:
+    """Print one JSON document that strict parsers accept (never ``NaN``/``Infinity``)."""
+    print(json.dumps(finite(value), allow_nan=False))
 
 
 @app.callback()

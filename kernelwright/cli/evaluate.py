@@ -1,8 +1,7 @@
-"""`eval` and `doctor`: one candidate against one task; what works on this machine."""
+"""`eval`: one candidate against one task."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -14,7 +13,9 @@ from kernelwright.cli._app import (
     _settings,
     app,
     console,
+    print_json,
 )
+from kernelwright.cli.doctor import warn_weak_sandbox
 from kernelwright.errors import KernelwrightError
 
 
@@ -32,21 +33,9 @@ def eval_cmd(task: Path, candidate: Path, backend: BackendOpt = None, json_out: 
     except KernelwrightError as exc:
         _fail(exc)
     summary = result.summary()
+    warn_weak_sandbox(result.flags)
     if json_out:
-        print(json.dumps(summary))
+        print_json(summary)
     else:
         print_eval(console, summary)
     raise typer.Exit(0 if result.correct else 1)
-
-
-@app.command()
-def doctor(json_out: JsonOpt = False) -> None:
-    """List every backend, whether it works here, and the fix for anything missing."""
-    from kernelwright.report.console import status_table
-    from kernelwright.tools.backends.doctor import doctor as probe
-
-    statuses = probe(_settings())
-    if json_out:
-        print(json.dumps([s.model_dump() | {"usable": s.usable} for s in statuses]))
-    else:
-        console.print(status_table(statuses))

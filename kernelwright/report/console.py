@@ -24,24 +24,29 @@ def verdict_text(summary: dict[str, Any]) -> str:
 
 
 def print_eval(console: Console, summary: dict[str, Any]) -> None:
-    """One candidate's verdict, per-variant max error, speedup with spread and flags."""
-    console.print(
-        f"[bold]{summary['task']}[/bold] candidate {summary['candidate']} "
-        f"on {summary['backend']} ({summary.get('device') or 'unknown device'})"
-    )
-    console.print(f"verdict: {verdict_text(summary)} (level {summary['level']}/5)")
+    """One candidate's verdict, per-variant max error, speedup with spread and flags.
+
+    Task names, candidate ids and error text may come from untrusted files or candidate
+    output: they are printed as plain ``Text``, never parsed as markup."""
+    head = Text()
+    head.append(str(summary["task"]), style="bold")
+    head.append(f" candidate {summary['candidate']} on {summary['backend']} "
+                f"({summary.get('device') or 'unknown device'})")
+    console.print(head)
+    verdict = Text("verdict: ")
+    verdict.append_text(Text.from_markup(verdict_text(summary)))
+    verdict.append(f" (level {summary['level']}/5)")
+    console.print(verdict)
     table = Table("variant", "max abs error")
     for variant, err in summary["max_error"].items():
-        table.add_row(variant, "-" if err is None else f"{err:.3g}")
+        table.add_row(Text(str(variant)), "-" if err is None else f"{err:.3g}")
     console.print(table)
-    console.print(
-        "speedup over PyTorch eager: "
-        + speedup_text(summary["speedup"], summary["speedup_low"], summary["speedup_high"])
-    )
+    console.print(Text("speedup over PyTorch eager: " + speedup_text(
+        summary["speedup"], summary["speedup_low"], summary["speedup_high"])))
     if summary["flags"]:
-        console.print(f"[yellow]flags: {', '.join(summary['flags'])}[/yellow]")
+        console.print(Text(f"flags: {', '.join(summary['flags'])}", style="yellow"))
     if summary["error"]:
-        console.print(f"[red]error:[/red] {summary['error'][:4000]}")
+        console.print(Text("error: ", style="red") + Text(str(summary["error"])[:4000]))
 
 
 def eval_table(rows: list[dict[str, Any]]) -> Table:

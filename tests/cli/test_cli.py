@@ -20,14 +20,18 @@ runner = CliRunner()
 def test_doctor_lists_every_backend_with_a_verdict():
     result = runner.invoke(app, ["doctor", "--json"])
     assert result.exit_code == 0, result.output
-    statuses = {s["name"]: s for s in json.loads(result.output)}
+    report = json.loads(result.output)
+    statuses = {s["name"]: s for s in report["backends"]}
     assert set(statuses) == {"sycl", "cpp", "cuda"}
     assert all(isinstance(s["usable"], bool) for s in statuses.values())
+    box = report["sandbox"]
+    assert isinstance(box["available"], bool) and (box["available"] or "bubblewrap" in box["fix"])
 
 
 @pytest.mark.requires_sycl
 def test_doctor_shows_sycl_usable_and_cuda_compiles_without_device():
-    statuses = {s["name"]: s for s in json.loads(runner.invoke(app, ["doctor", "--json"]).output)}
+    report = json.loads(runner.invoke(app, ["doctor", "--json"]).output)
+    statuses = {s["name"]: s for s in report["backends"]}
     assert statuses["sycl"]["usable"]
     assert statuses["cuda"]["can_compile"]
 

@@ -1,0 +1,51 @@
+"""`doctor`: what works on this machine (backends, the candidate sandbox) and how to fix the rest.
+
+Also the one loud warning a command prints when candidates ran without the sandbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.table import Table
+from rich.text import Text
+
+from kernelwright.cli._app import JsonOpt, _settings, app, console, err_console, print_json
+
+_warned: list[bool] = []  # per process: the warning is printed once
+
+
+def warn_weak_sandbox(flags: Iterable[str]) -> None:
+    """Print, once per command, that candidates ran without bubblewrap and how to fix it."""
+    from kernelwright.spec.result import Flag
+    from kernelwright.tools.evaluate.sandbox import INSTALL_HINT
+
+    if Flag.WEAK_SANDBOX not in set(flags) or _warned:
+        return
+    _warned.append(True)
+    err_console.print(Text(
+        "WARNING: WEAK SANDBOX. Candidate code ran WITHOUT bubblewrap: it could read your "
+        "files and secrets, use the network and tamper with caches. Fix: " + INSTALL_HINT
+        + ". Run `kernelwright doctor` to check.", style="bold red"), soft_wrap=True)
+
+
+@app.command()
+def doctor(json_out: JsonOpt = False) -> None:
+    """List every backend and the candidate sandbox, whether each works here, and the fix."""
+    from kernelwright.report.console import status_table
+    from kernelwright.tools.backends.doctor import doctor as probe
+    from kernelwright.tools.evaluate.sandbox import INSTALL_HINT, probe_bwrap
+
+    statuses = probe(_settings())
+    box = probe_bwrap()
+    if json_out:
+        print_json({"backends": [s.model_dump() | {"usable": s.usable} for s in statuses],
+                    "sandbox": {"available": box.available, "bwrap": box.path,
+                                "detail": box.detail,
+                                "fix": None if box.available else INSTALL_HINT}})
+        return
+    console.print(status_table(statuses))
+    table = Table("sandbox", "works", "detail", "fix")
+    table.add_row("bubblewrap", "yes" if box.available else "NO", Text(box.detail),
+                  Text("" if box.available else INSTALL_HINT))
+    console.print(table)
