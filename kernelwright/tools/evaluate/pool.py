@@ -19,6 +19,7 @@ from kernelwright.tools.evaluate import builder
 from kernelwright.tools.evaluate.build_cache import BuildCache
 from kernelwright.tools.evaluate.evaluation import CandidateEvaluation
 from kernelwright.tools.evaluate.observers import load_observer
+from kernelwright.tools.evaluate.orchestrator import START_TIMEOUT_S
 from kernelwright.tools.evaluate.sandbox import SandboxProbe, probe_bwrap
 from kernelwright.tools.evaluate.session import TaskSession
 
@@ -78,7 +79,10 @@ class WorkerPool:
         t0 = time.monotonic()
         session, fresh = self.session(task, settings)
         start = time.monotonic() - t0
+        if candidate.backend == "sycl":  # the shim, built once by the trusted builder
+            builder.prepare(settings, session.bwrap, START_TIMEOUT_S)
         cache = BuildCache(settings.cache_dir)
+        cache.adopt()
         tampered = cache.verify()
         loaded = {p: load_observer(p) for p in observers}
         evaluation = CandidateEvaluation(session, candidate, list(loaded.values()))

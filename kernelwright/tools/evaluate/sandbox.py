@@ -103,7 +103,7 @@ def bwrap_command(bwrap: str, settings: Settings, scratch: Path, env: dict[str, 
     cache = Path(settings.cache_dir).resolve()
     cache.mkdir(parents=True, exist_ok=True)
     cmd += ["--bind" if cache_writable else "--ro-bind", str(cache), str(cache)]
-    cmd += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
+    cmd += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch), "--remount-ro", "/"]
     for name, value in env.items():
         cmd += ["--setenv", name, value]
     return [*cmd, "--", *inner]

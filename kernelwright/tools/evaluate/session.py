@@ -20,14 +20,7 @@ import torch
 from kernelwright.config import Settings
 from kernelwright.errors import TaskError
 from kernelwright.spec import Contract, ShapeVariant, Task
-from kernelwright.tools.evaluate import builder
-from kernelwright.tools.evaluate.build_cache import BuildCache
-from kernelwright.tools.evaluate.orchestrator import (
-    START_TIMEOUT_S,
-    ForkServer,
-    ReferenceRunner,
-    RunnerFailed,
-)
+from kernelwright.tools.evaluate.orchestrator import ForkServer, ReferenceRunner, RunnerFailed
 from kernelwright.tools.evaluate.shm import Arena, SlotLayout
 
 log = logging.getLogger(__name__)
@@ -85,8 +78,6 @@ class TaskSession:
         self.task, self.settings, self.bwrap = task, settings, bwrap
         self.started = time.monotonic()
         self.reference = ReferenceRunner(task.path, settings)
-        builder.prepare(settings, bwrap, START_TIMEOUT_S)
-        BuildCache(settings.cache_dir).adopt()
         try:
             self.contract, self.init = self._derive_contract()
             self.server = ForkServer(settings, bwrap)

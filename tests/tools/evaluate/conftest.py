@@ -11,8 +11,9 @@ from kernelwright.tools.evaluate import EvalResult, WorkerPool
 
 @pytest.fixture(scope="session")
 def settings(tmp_path_factory) -> Settings:
-    # Recordings go to a private directory, never the user's data_dir.
-    return Settings(**FAST, data_dir=tmp_path_factory.mktemp("kw_data"))
+    # Private data and cache directories: attack tests write and tamper with them.
+    return Settings(**FAST, data_dir=tmp_path_factory.mktemp("kw_data"),
+                    cache_dir=tmp_path_factory.mktemp("kw_cache"))
 
 
 @pytest.fixture(scope="session")
