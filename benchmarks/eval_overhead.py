@@ -1,41 +1,50 @@
-"""Mean per-candidate evaluation time: cold vs warm build cache vs warm cache + record-replay.
+"""Warm per-candidate evaluation time and timing spread: BEFORE (a checkout of the old harness)
+and AFTER (this tree), measured in one run, side by side.
 
-Over the same candidates (each example task's naive SYCL candidate plus template-rendered
-variants from ``kernelwright.templates``), in one run and in this order:
+The same candidates (each example task's naive SYCL candidate plus template-rendered SYCL and
+C++ variants from ``kernelwright.templates``) are evaluated by each tree in its own process
+(``--measure``, with ``PYTHONPATH`` pointing at that tree):
 
-(a) cold: a new worker per candidate, an empty build cache, no recording (record_replay off);
-(b) warm: the build cache (a) filled, one warm worker per task, record_replay off;
-(c) replay: warm cache, one warm worker per task, record_replay on; the first candidate of each
-    task pays for the recording (one-time, included in the mean).
+1. a warm-up pass (fills that tree's build cache; for the old tree, its recordings too), not
+   reported;
+2. a measured pass in one warm pool: per candidate, the wall time of ``pool.evaluate`` minus
+   the one-time worker/session start, and the timing spread ``IQR / median`` of the reference
+   and of the candidate (from ``EvalResult.timing``).
 
-Per-candidate time is the wall time of ``pool.evaluate``; in (b) and (c) the worker start is
-left out (a search starts one worker per task for its whole budget) and reported separately.
-Timing itself (min_time_s per side, reference interleaved) is the same in every mode.
+Trees alternate (before, after, before, after, ...) for ``--repeats`` rounds, so a change in the
+machine's load hits both. Targets (issue 10): the warm time per candidate within 1.25x of the
+old harness, the spread no worse.
 
-Run: ``.venv/bin/python benchmarks/eval_overhead.py [--min-time 0.2] [--variants 3]
-[--tasks l1_gelu l1_row_softmax l1_matmul]``
+Run::
+
+    git -C /work/main worktree add --detach /work/wt-sandbox-base <old commit>
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/eval_overhead.py --before /work/wt-sandbox-base
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["l1_gelu", "l1_row_softmax", "l1_matmul"]
-PHASES = ("worker_start", "replay", "build", "verify", "time")
 
 
 def candidates(task: str, variants: int) -> list[tuple[str, str]]:
     """(name, source): the naive example, then each template's defaults and ``variants``
     single-parameter changes of the SYCL templates (fast_math left off)."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    from template_specs import SPECS
+
     from kernelwright.errors import ConfigError
     from kernelwright.templates import templates_for
-    from kernelwright.testing.template_specs import SPECS
 
     out = [("naive", (ROOT / "examples/candidates" / f"{task}_naive_sycl.py").read_text())]
     spec = SPECS[task]
@@ -59,99 +68,104 @@ def candidates(task: str, variants: int) -> list[tuple[str, str]]:
     return out
 
 
-def _evaluate(pool, task, cand) -> tuple[float, object]:
-    t0 = time.monotonic()
-    result = pool.evaluate(task, cand)
-    return time.monotonic() - t0, result
-
-
-def run_cold(work, settings) -> list[dict]:
-    """(a): a new pool (worker) per candidate; the build cache starts empty."""
-    from kernelwright.tools.evaluate import WorkerPool
-
-    rows = []
-    for task, name, cand in work:
-        with WorkerPool(settings) as pool:
-            wall, r = _evaluate(pool, task, cand)
-        rows.append(_row(task, name, wall, r, keep_start=True))
-    return rows
-
-
-def run_warm(work, settings) -> list[dict]:
-    """(b)/(c): one pool for all; each task's worker starts once and stays warm."""
-    from kernelwright.tools.evaluate import WorkerPool
-
-    rows = []
-    with WorkerPool(settings) as pool:
-        for task, name, cand in work:
-            wall, r = _evaluate(pool, task, cand)
-            rows.append(_row(task, name, wall, r, keep_start=False))
-    return rows
-
-
-def _row(task, name, wall, r, keep_start: bool) -> dict:
-    start = r.phases_s.get("worker_start", 0.0)
-    return {"task": task.name, "name": name, "wall": wall if keep_start else wall - start,
-            "start": start, "phases": dict(r.phases_s), "correct": r.correct,
-            "error": r.error, "speedup": r.speedup}
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--min-time", type=float, default=0.2, help="settings.min_time_s")
-    parser.add_argument("--variants", type=int, default=2, help="template variants per task")
-    parser.add_argument("--tasks", nargs="*", default=TASKS)
-    args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="kw_bench_"))
-    os.environ["KERNELWRIGHT_CACHE_DIR"] = str(scratch / "cache")  # cold builds: nothing yet
-
+def measure(args: argparse.Namespace) -> None:
+    """In the tree on PYTHONPATH: warm-up pass, then the measured pass; print JSON rows."""
     from kernelwright.config import Settings
     from kernelwright.spec import Candidate, Task, guess_backend
+    from kernelwright.tools.evaluate import WorkerPool
 
-    base = Settings(cache_dir=scratch / "cache", data_dir=scratch / "data",
-                    min_time_s=args.min_time)
+    scratch = Path(args.scratch)
+    os.environ["KERNELWRIGHT_CACHE_DIR"] = str(scratch / "cache")
+    settings = Settings(cache_dir=scratch / "cache", data_dir=scratch / "data",
+                        min_time_s=args.min_time)
     work = []
     for name in args.tasks:
         task = Task.from_path(ROOT / "examples/tasks" / f"{name}.py")
         for cname, source in candidates(name, args.variants):
             work.append((task, cname, Candidate(source=source, backend=guess_backend(source))))
-    off = base.model_copy(update={"record_replay": False})
-    modes = {"a": run_cold(work, off), "b": run_warm(work, off),
-             "c": run_warm(work, base)}
-    _print(modes, base)
+    rows = []
+    with WorkerPool(settings) as pool:
+        for passno in ("warmup", "measured"):
+            for task, cname, cand in work:
+                t0 = time.monotonic()
+                r = pool.evaluate(task, cand)
+                wall = time.monotonic() - t0 - r.phases_s.get("worker_start", 0.0)
+                if passno == "measured":
+                    rows.append(_row(task.name, cname, wall, r))
+    print("ROWS " + json.dumps(rows))
 
 
-def _print(modes: dict[str, list[dict]], settings) -> None:
-    print(f"seeds={settings.seeds} min_time_s={settings.min_time_s} "
-          f"warmup={settings.warmup_calls}; seconds per candidate; {len(modes['a'])} candidates")
-    print(f"{'task':<16}{'candidate':<34}{'ok':>4}{'(a)':>8}{'(b)':>8}{'(c)':>8}"
-          f"{'a/c':>7}{'b/c':>7}   c: verify / time / replay")
-    for a, b, c in zip(modes["a"], modes["b"], modes["c"], strict=True):
-        ok = a["correct"] and b["correct"] and c["correct"]
-        ph = c["phases"]
-        print(f"{a['task']:<16}{a['name'][:33]:<34}{'yes' if ok else 'NO':>4}{a['wall']:>8.2f}"
-              f"{b['wall']:>8.2f}{c['wall']:>8.2f}{a['wall'] / c['wall']:>7.2f}"
-              f"{b['wall'] / c['wall']:>7.2f}   {ph.get('verify', 0):.2f} / "
-              f"{ph.get('time', 0):.2f} / {ph.get('replay', 0):.2f}")
-        if not ok:
-            print(f"    error: {(a['error'] or b['error'] or c['error'] or '')[:200]}")
-    means = {k: statistics.mean(r["wall"] for r in rows) for k, rows in modes.items()}
-    print("\nmean per-candidate evaluation time:")
-    print(f"  (a) cold: new worker, cold build cache, no recording   {means['a']:7.2f} s")
-    print(f"  (b) warm cache + warm worker, no replay                {means['b']:7.2f} s")
-    print(f"  (c) warm cache + warm worker + record-replay           {means['c']:7.2f} s")
-    a_c, b_c = means["a"] / means["c"], means["b"] / means["c"]
-    print(f"  (a)/(c) = {a_c:.2f}x    (b)/(c) = {b_c:.2f}x")
-    steady = statistics.mean(r["wall"] - r["phases"].get("replay", 0.0) for r in modes["c"])
-    print(f"  (c) without the one-time recording (made once per task, then loaded by every "
-          f"later worker and run): {steady:.2f} s -> (a)/(c) = {means['a'] / steady:.2f}x, "
-          f"(b)/(c) = {means['b'] / steady:.2f}x")
-    for k in ("b", "c"):
-        phase = {p: statistics.mean(r["phases"].get(p, 0.0) for r in modes[k]) for p in PHASES}
-        starts = [r["start"] for r in modes[k] if r["start"]]
-        print(f"  ({k}) mean phases: " + ", ".join(f"{p} {v:.3f}" for p, v in phase.items()
-                                                    if p != "worker_start")
-              + f"; worker starts (left out) {len(starts)} x {statistics.mean(starts):.2f} s")
+def _row(task: str, name: str, wall: float, r) -> dict:
+    t = r.timing
+    return {"task": task, "name": name, "wall": wall, "correct": r.correct,
+            "speedup": r.speedup, "error": (r.error or "")[:200],
+            "ref_spread": t.reference_iqr_s / t.reference_median_s if t else None,
+            "cand_spread": t.candidate_iqr_s / t.candidate_median_s if t else None}
+
+
+def run_tree(tree: Path, args: argparse.Namespace, scratch: Path) -> list[dict]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", "--scratch",
+           str(scratch), "--min-time", str(args.min_time), "--variants", str(args.variants),
+           "--tasks", *args.tasks]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    for line in proc.stdout.splitlines():
+        if line.startswith("ROWS "):
+            return json.loads(line[5:])
+    raise SystemExit(f"{tree}: no result\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, help="a checkout of the old harness")
+    parser.add_argument("--after", type=Path, default=ROOT)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--min-time", type=float, default=0.2, help="settings.min_time_s")
+    parser.add_argument("--variants", type=int, default=1, help="template variants per task")
+    parser.add_argument("--tasks", nargs="*", default=TASKS)
+    parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--scratch", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        measure(args)
+        return
+    if args.before is None:
+        parser.error("--before PATH (a checkout of the old harness) is required")
+    base = Path(tempfile.mkdtemp(prefix="kw_bench_"))
+    runs: dict[str, list[list[dict]]] = {"before": [], "after": []}
+    for rep in range(args.repeats):
+        for label, tree in (("before", args.before), ("after", args.after)):
+            runs[label].append(run_tree(tree, args, base / f"{label}{rep}"))
+    _print(runs, args)
+
+
+def _print(runs: dict[str, list[list[dict]]], args: argparse.Namespace) -> None:
+    before = [r for rows in runs["before"] for r in rows]
+    after = [r for rows in runs["after"] for r in rows]
+    print(f"min_time_s={args.min_time}; seconds per candidate (warm: build cache filled, "
+          f"session started); {len(runs['after'][0])} candidates x {args.repeats} repeat(s)")
+    print(f"{'task':<16}{'candidate':<34}{'ok b/a':>8}{'before':>8}{'after':>8}{'a/b':>7}"
+          f"{'x b':>7}{'x a':>7}")
+    for b, a in zip(before, after, strict=True):
+        ok = f"{'y' if b['correct'] else 'N'}/{'y' if a['correct'] else 'N'}"
+        print(f"{a['task']:<16}{a['name'][:33]:<34}{ok:>8}{b['wall']:>8.2f}{a['wall']:>8.2f}"
+              f"{a['wall'] / b['wall']:>7.2f}{_fmt(b['speedup']):>7}{_fmt(a['speedup']):>7}")
+        if not a["correct"]:
+            print(f"    after: {a['error']}")
+    mb = statistics.mean(r["wall"] for r in before)
+    ma = statistics.mean(r["wall"] for r in after)
+    print(f"\nwarm per-candidate evaluation time: before {mb:.2f} s, after {ma:.2f} s, "
+          f"ratio after/before = {ma / mb:.2f}x (target <= 1.25x)")
+    for side in ("ref_spread", "cand_spread"):
+        sb = statistics.median(r[side] for r in before if r[side] is not None)
+        sa = statistics.median(r[side] for r in after if r[side] is not None)
+        print(f"timing spread IQR/median, {side.split('_')[0]:>4} (median over candidates): "
+              f"before {sb:.3f}, after {sa:.3f}, ratio after/before = {sa / sb:.2f}x "
+              "(target <= 1.00x)")
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from kernelwright.spec.result import EvalResult, Flag, Level, Timing, VariantChe
 from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.orchestrator import CandidateRunner, RunnerFailed
-from kernelwright.tools.evaluate.session import RECHECK_SEED, Arenas, TaskSession, make_arenas
+from kernelwright.tools.evaluate.session import RECHECK_SEED, Arenas, TaskSession
 from kernelwright.tools.evaluate.timing import TimingOutcome, time_candidate
 
 
@@ -32,7 +32,6 @@ class CandidateEvaluation:
         self.session, self.candidate, self.observers = session, candidate, observers
         self.settings = session.settings
         self.runner: CandidateRunner | None = None
-        self.arenas: list[Arenas] = []
         self.verdict = vf.Verdict()
         self.phases: dict[str, float] = {}
         self.timing: Timing | None = None
@@ -110,7 +109,6 @@ class CandidateEvaluation:
         self.request(message, fds=[arena.fd] if arena is not None else [])
 
     def map(self, arenas: Arenas) -> None:
-        self.arenas.append(arenas)
         self.request(arenas.message(), fds=arenas.fds)
 
     # -- verification ----------------------------------------------------------------------
@@ -130,8 +128,8 @@ class CandidateEvaluation:
 
     def _verify_variant(self, rec) -> VariantCheck:
         seeds = rec.seeds
-        mine = make_arenas(self.session.new_key(), rec.variant, 2 * len(seeds),
-                           scalars=rec.ref.scalars)
+        mine = self.session.candidate_arenas(("verify", rec.variant.name, seeds[0]),
+                                             rec.variant, 2 * len(seeds), rec.ref.scalars)
         for slot in range(len(seeds)):
             _fill(mine, slot, rec.inputs[slot])
             _fill(mine, slot + len(seeds), rec.inputs[slot])
@@ -150,6 +148,7 @@ class CandidateEvaluation:
 
     def _verify_seed(self, rec, mine: Arenas, slot: int, seed: int) -> tuple[float, float]:
         n = len(rec.seeds)
+        mine.outputs.poison([slot, slot + n])
         reply = self.request({"op": "run", "key": mine.key, "seed": seed,
                               "slots": [slot, slot + n]})
         contract = self.session.contract
@@ -215,9 +214,6 @@ class CandidateEvaluation:
             except RunnerFailed:
                 self.session.server.close()  # a broken server: the pool starts a new one
             self.runner = None
-        for arenas in self.arenas:
-            arenas.close()
-        self.arenas = []
         return statuses
 
     def _result(self) -> EvalResult:

@@ -90,6 +90,7 @@ class TaskSession:
         self.weights: dict[int, tuple[list[str], list[Any], Arena | None]] = {}
         self.constructed: set[int] = set()
         self.timing: dict[str, Any] = {}
+        self.mine: dict[tuple, Arenas] = {}
 
     def _derive_contract(self) -> tuple[Contract, list[Any]]:
         timeout = self.settings.call_timeout_s
@@ -171,7 +172,22 @@ class TaskSession:
         finally:
             out.close()
 
+    def candidate_arenas(self, key: tuple, variant: ShapeVariant, slots: int,
+                         scalars: dict[str, Any]) -> Arenas:
+        """The candidates' arenas for ``key``, made once per task and mapped into each new
+        runner (a dead runner's processes are gone before the next one maps them; outputs
+        are poisoned before every batch and inputs rewritten before use)."""
+        held = self.mine.get(key)
+        if held is None or held.inputs.slots < slots:
+            if held is not None:
+                held.close()
+            held = make_arenas(self.new_key(), variant, slots, scalars=scalars)
+            self.mine[key] = held
+        return held
+
     def close(self) -> None:
+        for arenas in self.mine.values():
+            arenas.close()
         for rec in self.recordings.values():
             rec.ref.close()
         for _, _, arena in self.weights.values():

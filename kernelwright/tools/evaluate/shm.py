@@ -102,6 +102,14 @@ class Arena:
         """The tensors of ``slot`` (views of the shared pages; writes are seen by both sides)."""
         return self._views[slot]
 
+    def poison(self, slots: list[int] | None = None) -> None:
+        """Fill ``slots`` (default: all) with NaN (floats) or the minimum (integers), so a
+        runner that answers without writing its outputs leaves them plainly wrong."""
+        for slot in range(self.slots) if slots is None else slots:
+            for view in self._views[slot]:
+                if view is not None and view.numel():
+                    view.fill_(poison_value(view.dtype))
+
     def close(self) -> None:
         self._views = []
         try:
@@ -115,6 +123,14 @@ class Arena:
 
     def __repr__(self) -> str:
         return f"Arena(slots={self.slots}, slot_bytes={self.slot_bytes})"
+
+
+def poison_value(dtype: torch.dtype) -> float | int | bool:
+    if dtype == torch.bool:
+        return True
+    if dtype.is_floating_point or dtype.is_complex:
+        return float("nan")
+    return torch.iinfo(dtype).min
 
 
 def _count(shape: tuple[int, ...]) -> int:
