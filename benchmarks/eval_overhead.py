@@ -108,7 +108,7 @@ def run_tree(tree: Path, args: argparse.Namespace, scratch: Path) -> list[dict]:
            str(scratch), "--min-time", str(args.min_time), "--variants", str(args.variants),
            "--tasks", *args.tasks]
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tree)
     for line in proc.stdout.splitlines():
         if line.startswith("ROWS "):
             return json.loads(line[5:])

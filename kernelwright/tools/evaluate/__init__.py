@@ -8,7 +8,7 @@ from kernelwright.spec.result import (
     Timing,
     VariantCheck,
 )
-from kernelwright.tools.evaluate.api import evaluate
+from kernelwright.tools.evaluate.api import derive_contract_limited, evaluate
 from kernelwright.tools.evaluate.observers import NullObserver, Observer
 from kernelwright.tools.evaluate.pool import WorkerPool
 
@@ -22,5 +22,6 @@ __all__ = [
     "Timing",
     "VariantCheck",
     "WorkerPool",
+    "derive_contract_limited",
     "evaluate",
 ]

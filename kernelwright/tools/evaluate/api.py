@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernelwright.config import Settings
-from kernelwright.spec import Candidate, Task
+from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.result import EvalResult
 from kernelwright.tools.evaluate.pool import WorkerPool
+from kernelwright.tools.evaluate.session import contract_via_runner
 
 
 def evaluate(
@@ -55,3 +56,14 @@ def _guess(source: str) -> str:
     from kernelwright.spec import guess_backend
 
     return guess_backend(source)
+
+
+def derive_contract_limited(task: Task | str | Path, settings: Settings) -> Contract:
+    """The task's contract, derived by running its reference in a separate, limited process.
+
+    The reference runner has the memory and CPU limits of ``settings`` and must answer within
+    ``settings.call_timeout_s``; a reference that hangs gives a one-line ``TaskError`` instead
+    of a hung command.
+    """
+    task = task if isinstance(task, Task) else Task.from_path(task)
+    return contract_via_runner(task, settings)

@@ -93,16 +93,7 @@ class TaskSession:
         self.mine: dict[tuple, Arenas] = {}
 
     def _derive_contract(self) -> tuple[Contract, list[Any]]:
-        timeout = self.settings.call_timeout_s
-        try:
-            reply = self.reference.request({"op": "contract"}, timeout, frozenset({"status"}))
-        except RunnerFailed as exc:
-            raise TaskError(f"deriving the contract of task {self.task.name} failed: {exc} "
-                            f"(the reference must finish within call_timeout_s={timeout:g} s; "
-                            "make get_inputs() smaller or raise --call-timeout)") from exc
-        if reply["type"] == "error":
-            raise TaskError(str(reply.get("error")))
-        return Contract.model_validate(reply["contract"]), list(reply.get("init") or [])
+        return _contract(self.reference, self.task, self.settings)
 
     def new_key(self) -> str:
         self.keys += 1
@@ -205,6 +196,30 @@ class TaskSession:
 
     def __repr__(self) -> str:
         return f"TaskSession({self.task.name!r}, sandboxed={self.server.sandboxed})"
+
+
+def _contract(reference: ReferenceRunner, task: Task,
+              settings: Settings) -> tuple[Contract, list[Any]]:
+    """Ask ``reference`` for the contract; a hang or failure is a one-line ``TaskError``."""
+    timeout = settings.call_timeout_s
+    try:
+        reply = reference.request({"op": "contract"}, timeout, frozenset({"status"}))
+    except RunnerFailed as exc:
+        raise TaskError(f"deriving the contract of task {task.name} failed: {exc} (the "
+                        f"reference must finish within call_timeout_s={timeout:g} s; make "
+                        "get_inputs() smaller or raise KERNELWRIGHT_CALL_TIMEOUT_S)") from exc
+    if reply["type"] == "error":
+        raise TaskError(" ".join(str(reply.get("error")).split())[:2000])
+    return Contract.model_validate(reply["contract"]), list(reply.get("init") or [])
+
+
+def contract_via_runner(task: Task, settings: Settings) -> Contract:
+    """The contract of ``task`` from a reference runner started for this one question."""
+    reference = ReferenceRunner(task.path, settings)
+    try:
+        return _contract(reference, task, settings)[0]
+    finally:
+        reference.close()
 
 
 def _clone(views: list[torch.Tensor | None]) -> list[Any]:

@@ -121,9 +121,13 @@ def test_a_tampered_build_cache_entry_is_removed_and_reported(pool, honest, sett
 
 def test_secrets_are_not_visible(pool, honest, monkeypatch):
     secret = "kw-secret-value-31337"
+    from kernelwright.tools.evaluate.sandbox import INHERITED
+
     monkeypatch.setenv("DATABASE_URL", f"postgres://user:{secret}@db/kw")
+    parent_only = sorted(set(os.environ) - set(INHERITED))
+    assert "DATABASE_URL" in parent_only
     r = pool.evaluate(task("gelu"), attack("secrets", secret=secret,
-                                           secret_name="DATABASE_URL"))
+                                           parent_only=json.dumps(parent_only)))
     assert r.correct, r.error  # it raises if it saw the secret anywhere
     honest()
 
