@@ -59,6 +59,9 @@ class CandidateServer(ModelServer):
         return "runtime"
 
     def handle(self, op: str, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        if op == "construct":
+            reply = super().handle(op, request, fds)
+            return {**reply, "emulated": emulated_backends()}
         if op == "stats":
             return {"type": "status", "stats": kernel_stats(self.module, *self.models.values()),
                     "builds": fresh_builds()}
@@ -110,6 +113,14 @@ def synchronizer():
             b.synchronize()
 
     return sync
+
+
+def emulated_backends() -> list[str]:
+    """Loaded backends that run kernels on an emulator (their timings mean nothing)."""
+    from kernelwright.tools.backends import BACKENDS, get_backend
+
+    return [n for n, target in BACKENDS.items() if target.split(":")[0] in sys.modules
+            and getattr(get_backend(n), "emulated", False)]
 
 
 def kernel_stats(*roots: Any) -> dict[str, Any]:
@@ -255,9 +266,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--control", type=int, required=True)
     args = parser.parse_args(argv)
     faulthandler.enable()
-    import kernelwright.tools.backends  # noqa: F401  (imported once, before any fork)
-
+    preload()
     return serve_forks(socket.socket(fileno=args.control))
+
+
+def preload() -> None:
+    """Import, once and before any fork, what every runner needs: the backends and the SYCL
+    runtime's Python package (loading its libraries takes ~1 s; no queue is opened, so no
+    runtime thread exists when the server forks, and the runtime reads ``SYCL_CACHE_DIR``
+    only when a child first builds)."""
+    import kernelwright.tools.backends  # noqa: F401
+
+    try:
+        import kernelwright.tools.backends.sycl  # noqa: F401
+        from kernelwright.tools.backends._env import apply_runtime_env
+
+        apply_runtime_env()
+        import dpctl  # noqa: F401
+    except Exception:  # not installed: candidates that need it fail with the backend's fix
+        pass
 
 
 if __name__ == "__main__":

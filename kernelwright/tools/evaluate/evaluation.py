@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kernelwright.spec import Candidate
-from kernelwright.spec.result import EvalResult, Flag, Level, Timing, VariantCheck
+from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timing, VariantCheck
 from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.orchestrator import CandidateRunner, RunnerFailed
@@ -35,7 +35,7 @@ class CandidateEvaluation:
         self.verdict = vf.Verdict()
         self.phases: dict[str, float] = {}
         self.timing: Timing | None = None
-        self.stats: dict[str, Any] = {}
+        self.stats: dict[str, KernelStats] = {}
         self.constructed: set[int] = set()
         self.builds: list[dict[str, Any]] = []
         self.observer_paths: dict[str, Observer] = {}
@@ -73,8 +73,8 @@ class CandidateEvaluation:
         t0 = time.monotonic()
         self._verify()
         self.phases["verify"] = time.monotonic() - t0
-        if not self.verdict.ok:
-            return
+        if not self.verdict.ok or Flag.EMULATED in self.verdict.flags:
+            return  # an emulated kernel gets a verdict only: its time says nothing
         t0 = time.monotonic()
         outcome = time_candidate(self, self.observers)
         self.phases["time"] = time.monotonic() - t0
@@ -106,7 +106,9 @@ class CandidateEvaluation:
         names, specs, arena = session.weights[seed]
         message = {"op": "construct", "seed": seed, "init": session.init,
                    "weight_names": names, "weights": specs}
-        self.request(message, fds=[arena.fd] if arena is not None else [])
+        reply = self.request(message, fds=[arena.fd] if arena is not None else [])
+        if reply.get("emulated"):
+            self.verdict.flags.add(Flag.EMULATED)
 
     def map(self, arenas: Arenas) -> None:
         self.request(arenas.message(), fds=arenas.fds)
@@ -189,8 +191,7 @@ class CandidateEvaluation:
                                         frozenset({"status"}))
         except RunnerFailed:
             return
-        stats = reply.get("stats")
-        self.stats = stats if isinstance(stats, dict) else {}
+        self.stats = _kernel_stats(reply.get("stats"))
         builds = reply.get("builds")
         self.builds = builds if isinstance(builds, list) else []
 
@@ -228,6 +229,17 @@ class CandidateEvaluation:
             stats=self.stats, device=_cpu_name(), phases_s=self.phases,
             observations={p: o.results() for p, o in self.observer_paths.items()},
         )
+
+
+def _kernel_stats(raw: Any) -> dict[str, KernelStats]:
+    """The runner's compiler stats, keeping only well-formed entries (it is untrusted)."""
+    out: dict[str, KernelStats] = {}
+    for name, value in (raw.items() if isinstance(raw, dict) else []):
+        try:
+            out[str(name)[:200]] = KernelStats.model_validate(value)
+        except ValueError:
+            continue
+    return out
 
 
 def _fill(arenas: Arenas, slot: int, values: list[Any]) -> None:
