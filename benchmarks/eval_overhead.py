@@ -170,8 +170,9 @@ def _print(runs: dict[str, list[list[dict]]], args: argparse.Namespace) -> None:
     print(f"\nwarm per-candidate evaluation time ({len(both)} candidates correct in both): "
           f"before {mb:.2f} s, after {ma:.2f} s, ratio after/before = {ma / mb:.2f}x "
           "(target <= 1.25x)")
-    print(f"  all {len(before)} candidates: before {statistics.mean(r['wall'] for r in before):.2f}"
-          f" s, after {statistics.mean(r['wall'] for r in after):.2f} s")
+    all_b = statistics.mean(r["wall"] for r in before)
+    all_a = statistics.mean(r["wall"] for r in after)
+    print(f"  all {len(before)} candidates: before {all_b:.2f} s, after {all_a:.2f} s")
     for side in ("ref_spread", "cand_spread"):
         sb = statistics.median(r[side] for r in before if r[side] is not None)
         sa = statistics.median(r[side] for r in after if r[side] is not None)
