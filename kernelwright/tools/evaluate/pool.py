@@ -60,6 +60,7 @@ class WorkerPool:
         self.settings = settings or Settings()
         self._sessions: dict[str, tuple[tuple, TaskSession]] = {}
         self._probe: SandboxProbe | None = None
+        self._pending: list[tuple[Settings, str | None, list[dict[str, Any]]]] = []
         self.starts = 0
 
     @property
@@ -108,11 +109,8 @@ class WorkerPool:
         with single_threaded():
             result = evaluation.run()
         phases = {"worker_start": start if fresh else 0.0, **result.phases_s}
-        if evaluation.builds:
-            t0 = time.monotonic()
-            builder.promote(evaluation.builds, settings, session.bwrap,
-                            settings.call_timeout_s * 2)
-            phases["promote"] = time.monotonic() - t0
+        if evaluation.builds:  # rebuilt by the trusted builder when the pool closes
+            self._pending.append((settings, session.bwrap, evaluation.builds))
         cache.adopt()
         update: dict[str, Any] = {"phases_s": phases}
         if tampered:
@@ -128,9 +126,16 @@ class WorkerPool:
             held[1].close()
 
     def close(self) -> None:
-        """Stop every session's processes."""
+        """Stop every session's processes, then add the sources candidates built to the
+        shared build cache (the trusted builder compiles them again; see :mod:`builder`).
+
+        Promotion waits for the close so that no compiler competes with a timed batch."""
         for key in list(self._sessions):
             self._discard(key)
+        pending, self._pending = self._pending, []
+        for settings, bwrap, builds in pending:
+            builder.promote(builds, settings, bwrap, settings.call_timeout_s * 2)
+            BuildCache(settings.cache_dir).adopt()
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -13,8 +13,10 @@ stays under ``MAX_BATCH_S`` and the input slots fit ``MAX_SLOT_BYTES``.
 
 Fresh inputs: ``N`` input sets are drawn by the reference runner (seeds never used by
 verification); before every round each floating input is scaled in place by ``1 + 2**-10``
-(values never repeat; one cheap pass instead of a new random draw), and copied to the
-candidate's slots. Integer inputs keep their drawn values (they rotate over the N sets).
+(values never repeat within a candidate's timing; one cheap pass instead of a new random
+draw), and copied to the candidate's slots. Every candidate starts from the drawn values
+again (so values stay bounded over a long search). Integer inputs keep their drawn values
+(they rotate over the N sets).
 
 Checks: after each round, ``CHECKS_PER_ROUND`` slots picked with ``SystemRandom`` have the
 candidate's outputs compared with the reference's of the same slot and its input slot compared
@@ -117,6 +119,12 @@ def _sides(ev: CandidateEvaluation, slots: int) -> Sides:
         session.ref_request(ref.message(), fds=ref.fds)
         cached = Sides(ref, ref)  # the candidate half is made per candidate below
         session.timing["sides"] = cached
+        session.timing["pristine"] = [[None if v is None else v.clone() for v in
+                                       ref.inputs.views(k)] for k in range(slots)]
+    for slot, values in enumerate(session.timing["pristine"]):  # undo the last candidate's
+        for view, value in zip(cached.ref.inputs.views(slot), values, strict=True):  # scaling
+            if view is not None:
+                view.copy_(value)
     cand = session.candidate_arenas(("time",), session.contract.nominal, cached.slots,
                                     cached.ref.scalars)
     for slot in range(cached.slots):
