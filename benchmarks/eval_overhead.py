@@ -11,9 +11,9 @@ C++ variants from ``kernelwright.templates``) are evaluated by each tree in its 
    minus the one-time worker/session start, and the timing spread ``IQR / median`` of the
    reference and of the candidate (from ``EvalResult.timing``). SYCL sources get a comment
    line at their end in this pass, as a search's new candidates would differ: the disk
-   caches (keyed on preprocessed source) still hit in both trees, but the old pooled worker cannot serve the
-   kernel from the previous candidate's process (the new harness never can: a fresh runner
-   per candidate).
+   caches (keyed on preprocessed source) still hit in both trees, but the old pooled worker
+   cannot serve the kernel from the previous candidate's process (the new harness never
+   can: a fresh runner per candidate).
 
 Trees alternate (before, after, before, after, ...) for ``--repeats`` rounds, so a change in the
 machine's load hits both. Targets (issue 10): the warm time per candidate within 1.25x of the
