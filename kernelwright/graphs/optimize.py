@@ -21,14 +21,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from kernelwright.agents.protocols import Coder, Critic, Planner, Profiler
+from kernelwright.agents import Coder, Critic, Planner, Profiler
 from kernelwright.config import Settings
 from kernelwright.graphs.state import EvalRequest, RunState, history_of
 from kernelwright.graphs.store import RunStore
-from kernelwright.spec import Candidate, Contract, Task
+from kernelwright.spec import Candidate, Contract, Task, derive_contract
 from kernelwright.spec.plan import Action, Profile
 from kernelwright.spec.result import EvalResult
-from kernelwright.tools.evaluate import derive_contract_limited
 
 log = logging.getLogger(__name__)
 
@@ -51,19 +50,23 @@ class OptimizeContext:
     batch_size: int = 2
     persist: Callable[[], None] | None = None  # saves agent-side state (LLM usage) after a node
     choose_parent: Callable[[Any], Profile | None] | None = None  # R^3 outer level (archive)
+    # The harness's contract of a task (derived by its reference runner); without one the
+    # contract is derived here. Either way the planner and the harness judge by the same one.
+    contract_of: Callable[[Task], Contract] | None = None
     _tasks: dict[str, tuple[Task, Contract]] = field(default_factory=dict)
 
     def task(self, path: str) -> tuple[Task, Contract]:
-        """Load a task and derive its contract once per process."""
+        """Load a task and get its contract once per process."""
         if path not in self._tasks:
             task = Task.from_path(path)
-            self._tasks[path] = (task, derive_contract_limited(task, self.settings))
+            contract = self.contract_of(task) if self.contract_of else derive_contract(task)
+            self._tasks[path] = (task, contract)
         return self._tasks[path]
 
 
 def build_optimize_graph(context: OptimizeContext, checkpointer=None) -> CompiledStateGraph:
     """Compile the planner -> coder -> evaluate -> critic loop over ``context``."""
-    nodes = _Nodes(context)
+    nodes = OptimizeNodes(context)
     graph = StateGraph(RunState)
     graph.add_node("planner", nodes.planner)
     graph.add_node("coder", nodes.coder)
@@ -79,7 +82,9 @@ def build_optimize_graph(context: OptimizeContext, checkpointer=None) -> Compile
     return graph.compile(checkpointer=checkpointer)
 
 
-class _Nodes:
+class OptimizeNodes:
+    """The nodes of the loop; other graphs (chat, campaign) reuse them with their own edges."""
+
     def __init__(self, ctx: OptimizeContext) -> None:
         self.ctx = ctx
 
@@ -89,8 +94,7 @@ class _Nodes:
         task, contract = self.ctx.task(state["task_path"])
         plan = self.ctx.planner.plan(task, contract, state["backend"])
         store = self.ctx.store
-        store.write_text(state["run_id"], "contract.txt", contract.render())
-        store.write_text(state["run_id"], "plan.json", plan.model_dump_json(indent=1))
+        store.save_plan(state["run_id"], plan.model_dump_json(indent=1), contract.render())
         store.update_meta(state["run_id"], status="running", plan=plan.strategy)
         self._persist()
         return {"plan": plan, "round": 0, "status": "running"}
@@ -180,3 +184,14 @@ class _Nodes:
         if action == Action.SEARCH and self.ctx.search is not None:
             return "search"
         return "coder"
+
+
+def recursion_limit(budget: int, max_idle_rounds: int) -> int:
+    """LangGraph steps a run may take: a bound derived from its budget, never a magic number.
+
+    Each round is at most three steps (coder or search, the evaluation fan-out, critic). A
+    productive round spends at least one evaluation and at most ``max_idle_rounds - 1`` idle
+    rounds can sit between two productive ones, so a run has at most
+    ``(budget + 1) * max_idle_rounds`` rounds; plus the planner and some slack.
+    """
+    return 3 * (budget + 1) * max_idle_rounds + 10

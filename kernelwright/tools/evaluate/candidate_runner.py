@@ -117,10 +117,9 @@ def synchronizer():
 
 def emulated_backends() -> list[str]:
     """Loaded backends that run kernels on an emulator (their timings mean nothing)."""
-    from kernelwright.tools.backends import BACKENDS, get_backend
+    from kernelwright.tools.backends import active_registry
 
-    return [n for n, target in BACKENDS.items() if target.split(":")[0] in sys.modules
-            and getattr(get_backend(n), "emulated", False)]
+    return [n for n, b in active_registry().built().items() if getattr(b, "emulated", False)]
 
 
 def kernel_stats(*roots: Any) -> dict[str, Any]:
