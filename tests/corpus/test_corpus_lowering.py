@@ -1,0 +1,78 @@
+"""Lower every corpus task and have the harness verify the baseline kernel (budget 1).
+
+"Baseline" is the lowered program with its default schedule, no search. The verdict is the
+harness's own (sandboxed worker, three seeds, every shape variant of the contract, poisoned
+outputs, unchanged inputs, the fp64 precision check); timing is cut to the minimum the harness
+allows (3 rounds, no warm-up) because only correctness is asserted here: speed is measured by
+``benchmarks/coverage.py``.
+
+CI cost (measured, see docs/CORPUS.md): one worker per task serves both backends (a worker
+start costs more than a verification); the reference is recorded once per task and replayed
+for both candidates; builds go to the user's build cache, so a second run compiles nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from kw_corpus import task_paths
+
+from kernelwright.config import Settings
+from kernelwright.errors import KernelwrightError
+from kernelwright.spec import Task
+from kernelwright.spec.result import Flag
+from kernelwright.tools.evaluate import WorkerPool
+from kernelwright.tools.lower import lower_task
+
+PATHS = task_paths()
+# small tasks, one per family where the emulator stays quick: the CUDA emitter on the PTX emulator
+CUDA_TASKS = ["layout_flip_two_dims", "pool_max2d_indices", "norm_groupnorm", "sm_softmin",
+              "loss_mse", "gemm_bmm", "scan_cumprod", "conv1d_basic"]
+
+
+@pytest.fixture(scope="module")
+def verify_settings(tmp_path_factory) -> Settings:
+    """Correctness only: the harness's minimal timing; recordings in a temporary store."""
+    return Settings(data_dir=tmp_path_factory.mktemp("corpus"), seeds=3, min_time_s=1e-3,
+                    warmup_calls=0, max_repeats=3, record_replay=True)
+
+
+def failure(task: Task, backend: str, pool: WorkerPool, settings: Settings) -> str | None:
+    """Why the lowered baseline of ``task`` is not correct on ``backend`` (None if it is)."""
+    try:
+        program = lower_task(task, backend)
+    except KernelwrightError as exc:
+        return f"{task.name} [{backend}] does not lower: {exc}"
+    result = pool.evaluate(task, program.candidate, settings=settings)
+    if result.correct:
+        return None
+    return (f"{task.name} [{backend}] {result.level.name.lower()}: "
+            f"{(result.error or '').strip()[:1500]}")
+
+
+@pytest.mark.slow
+@pytest.mark.requires_sycl
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_lowered_baseline_is_correct_on_cpp_and_sycl(path: Path, verify_settings: Settings):
+    task = Task.from_path(path)
+    with WorkerPool(verify_settings) as pool:
+        failures = [f for backend in ("cpp", "sycl")
+                    if (f := failure(task, backend, pool, verify_settings))]
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.slow
+@pytest.mark.requires_nvcc
+@pytest.mark.parametrize("name", CUDA_TASKS)
+def test_lowered_baseline_is_correct_in_cuda_on_the_emulator(name: str,
+                                                             verify_settings: Settings):
+    path = next(p for p in PATHS if p.stem == name)
+    task = Task.from_path(path)
+    program = lower_task(task, "cuda")
+    with WorkerPool(verify_settings) as pool:
+        result = pool.evaluate(task, program.candidate, settings=verify_settings)
+    assert result.correct, f"{result.level.name}: {result.error}"
+    if not torch.cuda.is_available():
+        assert Flag.EMULATED in result.flags  # the verdict came from the PTX emulator
