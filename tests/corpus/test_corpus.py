@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kw_corpus import FAMILIES, family_of, spread, task_paths
+from kw_corpus import CI_SAMPLE, FAMILIES, ci_paths, family_of, spread, task_paths
 
 from kernelwright import load_task
 from kernelwright.spec import Contract, derive_contract, run_reference, variant_inputs
@@ -115,3 +115,10 @@ def test_spread_picks_every_family():
 
 def _path(name: str) -> Path:
     return next(p for p in PATHS if p.stem == name)
+
+
+def test_ci_sample_names_existing_tasks_of_every_family():
+    picked = ci_paths(everything=False)
+    assert len(picked) == len(CI_SAMPLE) == len(set(CI_SAMPLE))
+    assert {family_of(p) for p in picked} == set(FAMILIES)
+    assert ci_paths(everything=True) == PATHS
