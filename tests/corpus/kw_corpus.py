@@ -27,25 +27,22 @@ FAMILIES: dict[str, str] = {
     "conv_epilogue": "L2 fusions: convolution + norm / activation / pooling / reduction",
 }
 
-# What CI lowers and verifies on every run (4 tasks per family, chosen for the hard cases the
-# issue names): the whole corpus costs ~10 s per task on 2 quiet cores (two captures, a worker,
-# a ~3 s SYCL build), ~30 min in all; KW_CORPUS_ALL=1 runs all of it (docs/CORPUS.md).
+# What CI lowers and verifies on every run: 2 tasks per family, chosen for the hard cases the
+# issue names. With a cold build cache a task costs ~25 s on 2 quiet cores (captures, a worker,
+# a SYCL build done twice: by the candidate runner and again by the trusted builder), so all 167
+# would take over an hour; KW_CORPUS_ALL=1 checks all of them (docs/CORPUS.md).
 CI_SAMPLE: tuple[str, ...] = (
-    "pw_hardtanh_batch1", "pw_gelu_erf_4d", "pw_broadcast_three", "pw_where_mask",
-    "red_sum_middle", "red_mean_two_dims", "red_argmax_middle", "red_var_last",
-    "sm_softmax_middle", "sm_logsoftmax_dim0", "sm_logsumexp_two_dims",
-    "sm_softmax_temperature_batch1",
-    "norm_layernorm_three_dims", "norm_batchnorm2d_train", "norm_groupnorm_5d",
-    "norm_rmsnorm_channels",
-    "scan_cumsum_reverse", "scan_cumsum_exclusive", "scan_cumsum_masked", "scan_cumprod",
-    "pool_max2d_indices", "pool_max3d", "pool_avg2d_exclude_pad", "pool_max2d_ceil_dilated",
-    "loss_cross_entropy", "loss_kl_div", "loss_huber", "loss_triplet_margin",
-    "layout_cat_channels", "layout_gather", "layout_strided_slice", "layout_pixel_shuffle",
-    "gemm_mm_odd", "gemm_bmm", "gemm_matvec", "gemm_vecmat_batch1",
-    "l2_linear_gelu_vendor", "l2_linear_batchnorm_relu", "l2_linear_layernorm",
-    "l2_attention_small",
-    "conv2d_grouped", "conv2d_depthwise", "convt2d_output_padding", "conv3d_strided_padded",
-    "l2_conv2d_batchnorm_relu", "l2_conv2d_groupnorm_pool_clamp",
+    "pw_hardtanh_batch1", "pw_broadcast_three",
+    "red_mean_two_dims", "red_argmax_middle",
+    "sm_logsoftmax_dim0", "sm_softmax_temperature_batch1",
+    "norm_layernorm_three_dims", "norm_batchnorm2d_train",
+    "scan_cumsum_exclusive", "scan_cumsum_masked",
+    "pool_max2d_indices", "pool_max2d_ceil_dilated",
+    "loss_cross_entropy", "loss_kl_div",
+    "layout_gather", "layout_pixel_shuffle",
+    "gemm_mm_odd", "gemm_vecmat_batch1",
+    "l2_linear_gelu_vendor", "l2_linear_batchnorm_relu",
+    "conv2d_grouped", "convt2d_output_padding",
     "l2_convt3d_scale_batchnorm_avgpool", "l2_depthwise_pointwise_relu6_vendor",
 )
 
