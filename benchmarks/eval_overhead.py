@@ -44,8 +44,13 @@ TASKS = ["l1_gelu", "l1_row_softmax", "l1_matmul"]
 def candidates(task: str, variants: int) -> list[tuple[str, str]]:
     """(name, source): the naive example, then each template's defaults and ``variants``
     single-parameter changes of the SYCL templates (fast_math left off)."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    from template_specs import SPECS
+    import kernelwright
+
+    try:
+        from kernelwright.testing.template_specs import SPECS
+    except ImportError:  # older trees kept them in examples/
+        sys.path.insert(0, str(Path(kernelwright.__file__).resolve().parents[1] / "examples"))
+        from template_specs import SPECS
 
     from kernelwright.errors import ConfigError
     from kernelwright.templates import templates_for
