@@ -208,7 +208,14 @@ class LLMCoder:
     ) -> list[Candidate]:
         self._report_scores(history)
         out: list[Candidate] = []
-        for _ in range(max(n, 0)):
+        seed = getattr(self.fallback, "seed_candidate", None)
+        if not history.profiles and seed is not None and n > 0:
+            # Round one: the lowered program, so the LLM starts from (and edits) a correct kernel.
+            first = seed(task, contract, plan)
+            if first is not None:
+                self._known[first.id] = first
+                out.append(first)
+        for _ in range(max(n - len(out), 0)):
             if self.client.over_budget():
                 break
             seen = {p.candidate_id for p in history.profiles} | {c.id for c in out}

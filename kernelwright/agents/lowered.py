@@ -103,6 +103,7 @@ class LoweringPlanner:
                 raise
             log.warning("lowering failed, falling back: %s", exc)
             return self.fallback.plan(task, contract, backend)
+        matched = self.fallback.plan(task, contract, backend) if self.fallback else None
         prog = source.program
         vendor = any(v == "vendor" for k, v in prog.params.items() if k.endswith(".impl"))
         space = (ImplementationSpace.VENDOR_LIBRARY if vendor
@@ -110,7 +111,7 @@ class LoweringPlanner:
         groups = prog.variants[0].sched.groups
         strategy = (f"lowered program: {len(groups)} fused kernel(s) "
                     f"({', '.join(g.kind for g in groups)}); tune its schedule space")
-        return Plan(
+        plan = Plan(
             operator_class=operator_class(prog),
             implementation_space=space,
             backend=backend,
@@ -119,6 +120,16 @@ class LoweringPlanner:
             templates=[SOURCE_NAME],
             op_spec={"lowered": True},
         )
+        if matched is None or not matched.templates:
+            return plan
+        # Hand-written templates also fit: keep them as further sources (their op spec needs
+        # the matcher's operator class), after the lowered program.
+        return plan.model_copy(update={
+            "operator_class": matched.operator_class,
+            "templates": [SOURCE_NAME, *matched.templates],
+            "op_spec": matched.op_spec,
+            "strategy": f"{strategy}; templates {', '.join(matched.templates)} as alternatives",
+        })
 
     def __repr__(self) -> str:
         return f"LoweringPlanner(fallback={self.fallback!r})"
@@ -225,3 +236,45 @@ def neighbours(space: dict[str, list[Any]], base: dict[str, Any], rng: np.random
 def random_points(space: dict[str, list[Any]], rng: np.random.Generator, count: int):
     for _ in range(count):
         yield {name: values[rng.integers(len(values))] for name, values in space.items()}
+
+
+class PlanCoder:
+    """The offline coder a run uses when the plan holds the lowered program and templates.
+
+    Round one: the lowered program at its defaults, then the templates' defaults. Later rounds
+    start from the source of the current parent (the lowered program's schedule space or the
+    parent's template) and fill the rest of the round from the other. A plan without the lowered
+    program (a reference that does not lower) goes to the template coder alone.
+    """
+
+    def __init__(self, lowered: LoweredCoder, templates: Any) -> None:
+        self.lowered = lowered
+        self.templates = templates
+
+    def propose(self, task: Task, contract: Contract, plan: Plan, history: History,
+                n: int) -> list[Candidate]:
+        if SOURCE_NAME not in plan.templates:
+            return self.templates.propose(task, contract, plan, history, n)
+        others = [t for t in plan.templates if t != SOURCE_NAME]
+        low = (self.lowered, plan.model_copy(update={"templates": [SOURCE_NAME]}))
+        tpl = (self.templates, plan.model_copy(update={"templates": others}))
+        parent = history.parent or history.best
+        on_template = parent is not None and parent.template != f"template:{SOURCE_NAME}"
+        order = [tpl, low] if on_template else [low, tpl]
+        quota = [1, n - 1] if not history.profiles and others else [n, n]
+        out: dict[str, Candidate] = {}
+        for (coder, sub_plan), want in zip(order, quota, strict=True):
+            want = min(want, n - len(out))
+            if want > 0 and sub_plan.templates:
+                for cand in coder.propose(task, contract, sub_plan, history, want):
+                    out.setdefault(cand.id, cand)
+        return list(out.values())[:n]
+
+    def seed_candidate(self, task: Task, contract: Contract, plan: Plan) -> Candidate | None:
+        """The lowered program at its defaults (``None`` for a template-only plan)."""
+        if SOURCE_NAME not in plan.templates:
+            return None
+        return self.lowered.seed_candidate(task, contract, plan)
+
+    def __repr__(self) -> str:
+        return f"PlanCoder({self.lowered!r}, {self.templates!r})"

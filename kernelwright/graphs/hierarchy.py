@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from kernelwright.agents.lowered import SOURCE_NAME, LoweredSource, SourceCache
 from kernelwright.agents.matching import op_spec_from_plan
-from kernelwright.errors import SpaceExhaustedError
+from kernelwright.errors import LoweringError, SpaceExhaustedError
 from kernelwright.graphs.store import RunStore
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.plan import History, Plan, Profile
@@ -47,9 +48,16 @@ class R3Search:
         ...                       choose_parent=search.parent)  # doctest: +SKIP
     """
 
-    def __init__(self, store: RunStore, run_id: str, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        run_id: str,
+        settings: Settings,
+        lowered: SourceCache | None = None,
+    ) -> None:
         self.store, self.run_id, self.settings = store, run_id, settings
         self.selector = ParentSelector(seed=settings.seed)
+        self.lowered = lowered or SourceCache()  # shared with the planner and coder
         self._tuners: dict[str, OptunaTuner] = {}
 
     def __repr__(self) -> str:
@@ -82,11 +90,23 @@ class R3Search:
         self, task: Task, contract: Contract, plan: Plan, history: History, n: int
     ) -> list[Candidate]:
         """Tuner proposals for the most promising source (the best candidate's template)."""
-        spec = op_spec_from_plan(plan.operator_class.value, plan.op_spec)
         best = history.best
-        if spec is None or best is None or not best.template:
+        if best is None or not best.template:
             return []
-        template = get_template(best.template.removeprefix("template:"))
+        name = best.template.removeprefix("template:")
+        if name == SOURCE_NAME:  # the lowered program: tune its declared schedule space
+            try:
+                template, spec = (
+                    _LoweredAsTemplate(self.lowered.get(task, contract, plan.backend)),
+                    None,
+                )
+            except LoweringError:
+                return []
+        else:
+            spec = op_spec_from_plan(plan.operator_class.value, plan.op_spec)
+            if spec is None:
+                return []
+            template = get_template(name)
         tuner = self._tuner(template, best)
         self._tell_finished(template, tuner)
         return self._ask(template, tuner, spec, history, n)
@@ -156,3 +176,17 @@ def _rng(seed: int, round_: int):
     import numpy as np
 
     return np.random.default_rng([seed, round_, 7])
+
+
+class _LoweredAsTemplate:
+    """A lowered program seen through the template interface the tuner uses."""
+
+    def __init__(self, source: LoweredSource) -> None:
+        self.source = source
+        self.name = source.name
+
+    def space(self) -> dict[str, tuple]:
+        return {k: tuple(v) for k, v in self.source.space().items()}
+
+    def candidate(self, params, spec=None) -> Candidate:
+        return self.source.candidate(dict(params or {}))

@@ -23,19 +23,25 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
     hard stops)."""
     from kernelwright.agents.coder import TemplateCoder
     from kernelwright.agents.critic import HierarchyCritic, RuleCritic
+    from kernelwright.agents.lowered import LoweredCoder, LoweringPlanner, PlanCoder, SourceCache
     from kernelwright.agents.planner import RulePlanner
     from kernelwright.agents.profiler import RooflineProfiler
     from kernelwright.tools.evaluate import WorkerPool, evaluate
     from kernelwright.tools.peaks import machine_peaks
 
-    search = R3Search(store, run_id, settings) if settings.hierarchy else None
+    lowered = SourceCache()  # one lowering per task and shape signature, shared by the team
+    search = R3Search(store, run_id, settings, lowered) if settings.hierarchy else None
     limits = {"time_limit_s": settings.time_limit_s, "max_idle_rounds": settings.max_idle_rounds}
     critic = (
         HierarchyCritic(inner_share=settings.inner_share, **limits)
         if search is not None
         else RuleCritic(**limits)
     )
-    planner, coder = RulePlanner(), TemplateCoder(seed=settings.seed)
+    # The lowered program first; the template planner and coder for references that do not lower.
+    planner = LoweringPlanner(fallback=RulePlanner(), cache=lowered)
+    coder = PlanCoder(
+        LoweredCoder(seed=settings.seed, cache=lowered), TemplateCoder(seed=settings.seed)
+    )
     persist = None
     llm = settings.llm
     if llm.enabled:
