@@ -43,13 +43,13 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.kernelwright-installed-*
 	@touch $@
 
-demo: $(STAMP)
+demo: system-packages $(STAMP)
 	$(VENV)/bin/kernelwright demo
 
-test: lint
+test: system-packages lint
 	$(PY) -m pytest -q -ra
 
-test-fast: lint
+test-fast: system-packages lint
 	$(PY) -m pytest -q -ra -m "not slow"
 
 lint: $(STAMP)
