@@ -42,13 +42,17 @@ class RunProcess:
 
     @property
     def state(self) -> str:
-        """``running``, ``finished``, ``failed`` or ``cancelled`` (from the process)."""
+        """``running``, ``finished``, ``failed`` or ``cancelled`` (from the process).
+
+        ``optimize`` exits 1 when a run ends without a correct kernel: the run finished (its
+        ``reason`` is in the store); only other exit codes mean the process failed.
+        """
         code = self.process.poll()
         if self.cancelled:
             return "cancelled"
         if code is None:
             return "running"
-        return "finished" if code == 0 else "failed"
+        return "finished" if code in (0, 1) else "failed"
 
     def log_tail(self, chars: int = 2000) -> str:
         try:

@@ -48,7 +48,7 @@ class OptimizeStarted(BaseModel):
 class RunStatus(BaseModel):
     run_id: str
     task: str
-    status: str  # from the run store: created, running, done, cancelled
+    status: str  # from the run store: created, running, done, failed, interrupted, cancelled
     process: str  # running, finished, failed, cancelled, or "not started by this server"
     evaluations: int = 0
     budget: int | None = None
@@ -56,6 +56,7 @@ class RunStatus(BaseModel):
     started: float | None = None
     updated: float | None = None
     log_tail: str | None = None  # the run's output when its process failed
+    reason: str | None = None  # why a finished run stopped (and why it has no kernel, if so)
 
 
 class RunList(BaseModel):
@@ -167,7 +168,7 @@ class KernelwrightTools:
             run_id=run_id, task=str(meta.get("task", "?")), status=status, process=state,
             evaluations=int(meta.get("evaluations") or 0), budget=meta.get("budget"),
             best_speedup=meta.get("best_speedup"), started=meta.get("started"),
-            updated=meta.get("updated"),
+            updated=meta.get("updated"), reason=meta.get("reason"),
             log_tail=proc.log_tail() if proc and state == "failed" else None,
         )  # fmt: skip
 
