@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
@@ -58,7 +59,20 @@ class Candidate(BaseModel):
 
 
 def guess_backend(source: str) -> str:
-    """Name the backend a candidate module builds its kernels with (``torch`` if none)."""
+    """Name the backend a candidate module builds its kernels with (``torch`` if none).
+
+    A lowered program (``kernelwright.tools.lower``) names it in its ``BACKEND = '...'`` line.
+
+    Example:
+        >>> guess_backend("from kernelwright.tools.backends import cpp")
+        'cpp'
+        >>> lowered = "from kernelwright.tools.lower.runtime import LoweredModule"
+        >>> guess_backend(lowered + chr(10) + "BACKEND = 'cuda'")
+        'cuda'
+    """
+    lowered = re.search(r"^BACKEND = ['\"](sycl|cuda|cpp)['\"]$", source, re.MULTILINE)
+    if lowered and "kernelwright.tools.lower" in source:
+        return lowered.group(1)
     for name in ("sycl", "cuda", "cpp", "opencl"):
         if f"backends.{name}" in source or f"backends import {name}" in source:
             return "sycl" if name == "opencl" else name

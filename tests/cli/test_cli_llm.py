@@ -33,7 +33,8 @@ def test_optimize_with_llm_flags_then_show_reports_usage(tmp_path, monkeypatch):
     monkeypatch.setenv("KW_CLI_TEST_TOKEN", "t0ken")
     store = tmp_path / "store"
     with ScriptedLLM(router=route) as server:
-        args = ["optimize", str(ROOT / "examples" / "tasks" / "l1_gelu.py"), "--budget", "1",
+        # budget 2: the first candidate is the lowered kernel, the second the LLM coder's
+        args = ["optimize", str(ROOT / "examples" / "tasks" / "l1_gelu.py"), "--budget", "2",
                 "--store", str(store), "--run-id", "cli-llm", "--json",
                 "--llm-base-url", server.base_url, "--llm-model", server.model,
                 "--llm-api-key-env", "KW_CLI_TEST_TOKEN", "--max-tokens", "100000"]
@@ -43,6 +44,6 @@ def test_optimize_with_llm_flags_then_show_reports_usage(tmp_path, monkeypatch):
             h.get("authorization") == "Bearer t0ken" for h in server.headers
         )
     report = json.loads(result.output.strip().splitlines()[-1])
-    assert report["correct"] and report["evaluations"] == 1
+    assert report["correct"] and report["evaluations"] == 2
     shown = CliRunner().invoke(app, ["show", "cli-llm", "--store", str(store)])
     assert shown.exit_code == 0 and "LLM usage" in shown.output and "coder" in shown.output
