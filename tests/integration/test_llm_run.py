@@ -83,14 +83,16 @@ def test_llm_run_keeps_the_correct_kernel(settings, tmp_path, monkeypatch):
     with ScriptedLLM(router=_router([correct, wrong, broken])) as server:
         llm = LLMSettings(model=server.model, base_url=server.base_url,
                           api_key_env="KW_TEST_CREDENTIAL", max_retries=1)
-        report = start_run(TASK, settings.model_copy(update={"llm": llm}), run_id="llm-real")
+        # budget 4: the lowered kernel first, then the LLM's three
+        run_settings = settings.model_copy(update={"llm": llm, "budget": 4})
+        report = start_run(TASK, run_settings, run_id="llm-real")
         requests = list(server.requests)
     state = run_state("llm-real", settings)
     levels = sorted(p.level for p in state["profiles"])
     logged = RunStore(settings.data_dir).evaluations("llm-real")
     why = (levels, logged, state["decisions"], [json.dumps(r)[-300:] for r in requests])
-    assert levels == [1, 4, 5], why  # build failed, value mismatch, correct
-    assert report.correct and report.evaluations == 3
+    assert levels == [1, 4, 5, 5], why  # build failed, value mismatch, lowered and LLM correct
+    assert report.correct and report.evaluations == 4
     best = RunStore(settings.data_dir).load_candidate("llm-real", report.best_candidate)
     assert "0.45f" not in best.source and "does not compile" not in best.source
     bodies = [json.dumps(r) for r in requests]

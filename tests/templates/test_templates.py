@@ -31,8 +31,12 @@ def test_every_operator_class_has_a_sycl_and_a_cpp_template():
     assert [t.backend for t in templates_for("gemm", "cpp")] == ["cpp"]
 
 
-def test_every_example_task_has_an_op_spec():
-    assert set(SPECS) == set(qc.TASKS)
+def test_every_example_task_has_an_op_spec_or_is_lowered_only():
+    """Template-era tasks have a spec; the vendor L2 tasks (convolutions, norms over GEMMs) are
+    served by the lowering alone."""
+    assert set(SPECS) <= set(qc.TASKS)
+    lowered_only = set(qc.TASKS) - set(SPECS)
+    assert all(name.endswith("_vendor") for name in lowered_only), lowered_only
 
 
 def test_unknown_template_lists_the_choices():
