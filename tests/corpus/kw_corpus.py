@@ -27,23 +27,16 @@ FAMILIES: dict[str, str] = {
     "conv_epilogue": "L2 fusions: convolution + norm / activation / pooling / reduction",
 }
 
-# What CI lowers and verifies on every run: 2 tasks per family, chosen for the hard cases the
+# What CI lowers and verifies on every run: one task per family (two for norms, to keep a
+# training-mode BatchNorm), chosen for the hard cases the
 # issue names. With a cold build cache a task costs ~25 s on 2 quiet cores (captures, a worker,
 # a SYCL build done twice: by the candidate runner and again by the trusted builder), so all 167
 # would take over an hour; KW_CORPUS_ALL=1 checks all of them (docs/CORPUS.md).
 CI_SAMPLE: tuple[str, ...] = (
-    "pw_hardtanh_batch1", "pw_broadcast_three",
-    "red_mean_two_dims", "red_argmax_middle",
-    "sm_logsoftmax_dim0", "sm_softmax_temperature_batch1",
-    "norm_layernorm_three_dims", "norm_batchnorm2d_train",
-    "scan_cumsum_exclusive", "scan_cumsum_masked",
-    "pool_max2d_indices", "pool_max2d_ceil_dilated",
-    "loss_cross_entropy", "loss_kl_div",
-    "layout_gather", "layout_pixel_shuffle",
-    "gemm_mm_odd", "gemm_vecmat_batch1",
-    "l2_linear_gelu_vendor", "l2_linear_batchnorm_relu",
-    "conv2d_grouped", "convt2d_output_padding",
-    "l2_convt3d_scale_batchnorm_avgpool", "l2_depthwise_pointwise_relu6_vendor",
+    "pw_broadcast_three", "red_mean_two_dims", "sm_logsoftmax_dim0",
+    "norm_layernorm_three_dims", "norm_batchnorm2d_train", "scan_cumsum_masked",
+    "pool_max2d_indices", "loss_cross_entropy", "layout_gather", "gemm_mm_odd",
+    "l2_linear_batchnorm_relu", "conv2d_grouped", "l2_depthwise_pointwise_relu6_vendor",
 )
 
 

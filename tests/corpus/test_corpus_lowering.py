@@ -8,7 +8,7 @@ allows (3 rounds, no warm-up) because only correctness is asserted here: speed i
 
 CI cost (measured, see docs/CORPUS.md): with a cold build cache a task costs ~25 s on 2 quiet
 cores (two captures, one worker for both backends, a SYCL build done by the candidate runner and
-again by the trusted builder), so CI checks ``kw_corpus.CI_SAMPLE`` (2 tasks per family, 24 in
+again by the trusted builder), so CI checks ``kw_corpus.CI_SAMPLE`` (one task per family, 13 in
 all); ``KW_CORPUS_ALL=1`` checks all 167. The reference is recorded once per task and replayed
 for both candidates; builds land in the user's build cache, so a second run compiles nothing.
 """
