@@ -139,6 +139,11 @@ class Settings(BaseSettings):
         default_factory=list, description="more env var names never passed to candidate code"
     )
 
+    promote_builds: bool = Field(
+        True, description="when a pool closes, the trusted builder compiles the sources "
+        "candidates built into the shared build cache (off for throwaway pools, e.g. tests)"
+    )
+
     # Search.
     max_concurrent_evals: int = Field(1, ge=1)
     hierarchy: bool = Field(True, description="R^3: archive outside, Optuna tuner inside")

@@ -24,7 +24,9 @@ from kernelwright.tools.evaluate import WorkerPool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TASKS = sorted(p.stem for p in (EXAMPLES / "tasks").glob("*.py"))
-QUICK = {"seeds": 1, "min_time_s": 0.01, "max_repeats": 3, "warmup_calls": 0}
+# A session-long test pool: promoting every source it built at close would recompile them all.
+QUICK = {"seeds": 1, "min_time_s": 0.01, "max_repeats": 3, "warmup_calls": 0,
+         "promote_builds": False}
 
 
 def task_path(name: str) -> Path:

@@ -110,7 +110,8 @@ class WorkerPool:
             result = evaluation.run()
         phases = {"worker_start": start if fresh else 0.0, **result.phases_s}
         if evaluation.builds:  # rebuilt by the trusted builder when the pool closes
-            self._pending.append((settings, session.bwrap, evaluation.builds))
+            if settings.promote_builds:
+                self._pending.append((settings, session.bwrap, evaluation.builds))
         cache.adopt()
         update: dict[str, Any] = {"phases_s": phases}
         if tampered:
