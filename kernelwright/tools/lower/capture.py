@@ -10,6 +10,7 @@ the export signature says which is which.
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +53,12 @@ def capture(model: torch.nn.Module, inputs: list[Any]) -> Captured:
     """Export ``model`` on ``inputs`` in its current mode and decompose to core ATen."""
     args = tuple(inputs)
     try:
-        with torch.no_grad():
-            ep = torch.export.export(model, args, strict=False)
-        ep = ep.run_decompositions(decomposition_table())
+        with warnings.catch_warnings():
+            # torch's own deprecation inside export (its pytree LeafSpec), not the user's code
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            with torch.no_grad():
+                ep = torch.export.export(model, args, strict=False)
+            ep = ep.run_decompositions(decomposition_table())
     except Exception as exc:
         raise LoweringError(
             f"torch.export could not capture the reference ({type(exc).__name__}: "
