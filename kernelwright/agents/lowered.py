@@ -120,6 +120,9 @@ class LoweringPlanner:
             templates=[SOURCE_NAME],
             op_spec={"lowered": True},
         )
+        if matched is not None:  # the roofline needs the work the rule planner counted
+            plan = plan.model_copy(update={"flops": matched.flops,
+                                           "min_bytes": matched.min_bytes})
         if matched is None or not matched.templates:
             return plan
         # Hand-written templates also fit: keep them as further sources (their op spec needs
