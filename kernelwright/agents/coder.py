@@ -27,7 +27,7 @@ from kernelwright.agents.prompting import (
     profile_fitness,
     profile_summary,
 )
-from kernelwright.errors import ConfigError, LLMBudgetError
+from kernelwright.errors import ConfigError, LLMBudgetError, ReplyFormatError
 from kernelwright.prompts import (
     apply_edits,
     check_module,
@@ -156,12 +156,19 @@ def _random_points(template: Template, rng: np.random.Generator, count: int):
 def coder_parser(parent_source: str | None, edit_mode: bool):
     """A ``text -> module source`` parser for coder replies.
 
-    In edit mode the reply must hold SEARCH/REPLACE edits of the parent's evolve blocks; else it
-    must hold one complete module. Either way the result must parse and define ``ModelNew``.
+    In edit mode the reply should hold SEARCH/REPLACE edits of the parent's evolve blocks; a
+    reply with no edit markers at all but one complete module is taken as that module (models
+    often rewrite the whole file). Otherwise the reply must hold one complete module. Either way
+    the result must parse and define ``ModelNew``.
     """
 
     def parse(text: str) -> str:
         if edit_mode and parent_source is not None:
+            if "<<<<<<<" not in text:
+                try:
+                    return extract_module(text)
+                except ReplyFormatError:
+                    pass  # neither edits nor a module: the edit format's help is the better hint
             return check_module(apply_edits(parent_source, parse_edits(text)))
         return extract_module(text)
 

@@ -114,3 +114,18 @@ def test_coder_parser_edit_mode():
     parse = coder_parser(parent, edit_mode=True)
     out = parse("<<<<<<< SEARCH\nA = 1\n=======\nA = 2\n>>>>>>> REPLACE\n")
     assert "A = 2" in out and "class ModelNew" in out
+
+
+def test_coder_parser_edit_mode_takes_a_whole_module_but_not_prose():
+    import pytest
+
+    from kernelwright.errors import ReplyFormatError
+
+    parent = "import torch\n# [EVOLVE_START]\nA = 1\n# [EVOLVE_END]\nclass ModelNew:\n    pass\n"
+    parse = coder_parser(parent, edit_mode=True)
+    whole = "Rewrote it:\n```python\nB = 3\nclass ModelNew:\n    pass\n```\n"
+    assert parse(whole) == "B = 3\nclass ModelNew:\n    pass\n"
+    with pytest.raises(ReplyFormatError, match="SEARCH/REPLACE"):
+        parse("I would change A to 2.")
+    with pytest.raises(ReplyFormatError, match="REPLACE"):  # a half edit is not read as a module
+        parse("<<<<<<< SEARCH\nA = 1\n=======\nA = 2\n" + whole)
