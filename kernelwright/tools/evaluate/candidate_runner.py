@@ -275,14 +275,11 @@ def preload() -> None:
     runtime thread exists when the server forks, and the runtime reads ``SYCL_CACHE_DIR``
     only when a child first builds)."""
     import kernelwright.tools.backends  # noqa: F401
+    import kernelwright.tools.backends.sycl  # noqa: F401  (sets the runtime's environment)
 
     try:
-        import kernelwright.tools.backends.sycl  # noqa: F401
-        from kernelwright.tools.backends._env import apply_runtime_env
-
-        apply_runtime_env()
         import dpctl  # noqa: F401
-    except Exception:  # not installed: candidates that need it fail with the backend's fix
+    except ImportError:  # not installed: candidates that need it fail with the backend's fix
         pass
 
 
