@@ -118,3 +118,23 @@ def test_unknown_parameter_is_rejected(settings):
 def test_lud_256_has_46_launches(settings):
     r = run("lud", settings, size=256)
     assert r.n_launches == 46 and r.max_error < 1e-5
+
+
+def test_a_workload_run_keeps_each_buffer_at_one_address_across_launches(settings):
+    """3mm's third launch reads E and F where the first two wrote them (one host program, one
+    set of allocations), and the three output buffers do not share addresses."""
+    from kernelwright.tools.gpusim.traces import MemoryTraceSink
+
+    sink = MemoryTraceSink()
+    r = get_workload("mm3", settings=settings).run(sink=sink, size=16)
+    assert r.max_error < 1e-4
+
+    def touched(kernel, op: str) -> set[int]:
+        return {a for w in kernel.warps() for i in w.instructions
+                if i.mem_width and i.opcode.startswith(op) for a in i.addresses}
+
+    k1, k2, k3 = sink.kernels
+    e, f = touched(k1, "st.global"), touched(k2, "st.global")
+    assert e and f and not e & f
+    assert e | f <= touched(k3, "ld.global")
+    assert not (e | f) & touched(k3, "st.global")

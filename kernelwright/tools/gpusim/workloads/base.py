@@ -23,6 +23,7 @@ import numpy as np
 
 from kernelwright.config import Settings
 from kernelwright.tools.gpusim._trace import TraceSampling
+from kernelwright.tools.gpusim.address_space import AddressSpace
 from kernelwright.tools.gpusim.emulator import LaunchStats
 from kernelwright.tools.gpusim.launch import launch
 from kernelwright.tools.gpusim.records import TraceSink
@@ -72,15 +73,22 @@ class WorkloadRun:
 
 
 class Launcher:
-    """Replays launches of one PTX module, collecting stats and forwarding traces."""
+    """Replays launches of one PTX module, collecting stats and forwarding traces.
+
+    Every launch of one run shares one :class:`AddressSpace`, as one host program shares its
+    ``cudaMalloc`` pointers: a buffer keeps its device address from kernel to kernel, so the
+    traces show inter-kernel reuse (what ``warm_l2`` simulation needs).
+    """
 
     def __init__(self, ptx: str, sink: TraceSink | None, sampling: TraceSampling | None):
         self.ptx, self.sink, self.sampling = ptx, sink, sampling
         self.stats: list[LaunchStats] = []
+        self.address_space = AddressSpace()
 
     def __call__(self, kernel: str, grid, block, *args: Any, shared: int = 0) -> LaunchStats:
         st = launch(self.ptx, kernel, grid, block, list(args), shared, self.sink,
-                    sampling=self.sampling, kernel_id=len(self.stats) + 1)  # fmt: skip
+                    sampling=self.sampling, kernel_id=len(self.stats) + 1,
+                    address_space=self.address_space)  # fmt: skip
         self.stats.append(st)
         return st
 
