@@ -4,6 +4,7 @@ One module per group of commands; importing it registers its commands on ``app``
 """
 
 from kernelwright.cli import (  # noqa: F401  (registers the commands)
+    application,
     campaign,
     chat,
     doctor,

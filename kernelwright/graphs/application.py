@@ -103,3 +103,77 @@ def plan_application(trace_dir: str | Path, *, method: str = "gcl", gpu: str = "
     ranking = rank_kernels(report)
     return ApplicationPlan(report.workload, method, ranking, pick_targets(ranking, top, coverage),
                            report.projected_cycles, report)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TargetOutcome:
+    """What optimising one target kernel gave (``speedup`` None: not optimised, or no correct
+    kernel; the kernel then counts as unchanged, S = 1)."""
+
+    kernel: str
+    share: float
+    task: str | None
+    run_id: str | None
+    speedup: float | None
+    note: str
+
+
+@dataclass
+class ApplicationResult:
+    """An application plan with the outcome of optimising its targets."""
+
+    plan: ApplicationPlan
+    outcomes: list[TargetOutcome]
+
+    def kernel_speedups(self) -> dict[str, float]:
+        """Per target, the speedup adopted: the best correct kernel's when it beats the original,
+        else 1 (a slower kernel would not be deployed)."""
+        return {o.kernel: max(o.speedup, 1.0) for o in self.outcomes if o.speedup is not None}
+
+    @property
+    def speedup(self) -> float:
+        """Whole-application estimate (Amdahl over the projected shares)."""
+        return self.plan.speedup(self.kernel_speedups())
+
+    def as_dict(self) -> dict:
+        return {
+            "workload": self.plan.workload, "method": self.plan.method,
+            "projected_cycles": self.plan.projected_cycles,
+            "ranking": [vars(k) for k in self.plan.ranking],
+            "targets": [vars(o) for o in self.outcomes],
+            "application_speedup": self.speedup,
+        }
+
+
+def optimize_application(plan: ApplicationPlan, tasks: Mapping[str, str | Path],
+                         settings: Settings, run=None) -> ApplicationResult:  # fmt: skip
+    """Optimise every target of ``plan`` that ``tasks`` gives a task file for, in share order.
+
+    ``tasks`` maps a kernel name of the application to a KernelBench-format task that does the
+    same work; the run's speedup over the task's reference stands in for the kernel's speedup in
+    the application (an estimate: it assumes the ratio carries over to the traced GPU). ``run``
+    is ``graphs.runner.start_run`` unless given (tests pass a stand-in).
+
+    Raises:
+        ValueError: ``tasks`` names a kernel the application does not have.
+    """
+    if run is None:
+        from kernelwright.graphs.runner import start_run as run
+    names = {k.name for k in plan.ranking}
+    unknown = sorted(set(tasks) - names)
+    if unknown:
+        raise ValueError(f"--task names kernel(s) {unknown} that {plan.workload} does not run; "
+                         f"its kernels are {sorted(names)}")  # fmt: skip
+    outcomes = []
+    for target in plan.targets:
+        path = tasks.get(target.name)
+        if path is None:
+            outcomes.append(TargetOutcome(target.name, target.share, None, None, None,
+                                          f"no task file given (--task {target.name}=FILE)"))
+            continue
+        report = run(Path(path), settings)
+        speedup = report.best_speedup if report.correct else None
+        note = report.reason or report.status
+        outcomes.append(TargetOutcome(target.name, target.share, str(path), report.run_id,
+                                      speedup, note))  # fmt: skip
+    return ApplicationResult(plan, outcomes)

@@ -36,3 +36,42 @@ def test_plan_application_on_a_trace(tmp_path, tmp_settings):
     expected = 1 / (1 - top.share + top.share / 4)
     assert plan.speedup({top.name: 4.0}) == pytest.approx(expected)
     assert plan.projected_cycles == pytest.approx(sum(k.projected_cycles for k in plan.ranking))
+
+
+def _report(run_id: str, correct: bool, speedup: float | None):
+    from kernelwright.graphs.runner import RunReport
+
+    return RunReport(run_id=run_id, task="t", status="done", correct=correct,
+                     best_speedup=speedup, speedup_low=None, speedup_high=None, evaluations=1,
+                     roofline_fraction=None, kernel_path=None, best_candidate=None, store="s",
+                     reason=None if correct else "no correct kernel in 1 evaluation")
+
+
+def test_optimize_application_runs_the_mapped_targets_and_applies_amdahl(tmp_path, tmp_settings):
+    from kernelwright.graphs.application import optimize_application
+
+    write_tiny_trace(tmp_path / "app")
+    plan = plan_application(tmp_path / "app", method="photon", top=3, coverage=1.0,
+                            settings=tmp_settings)
+    first, second, third = (k.name for k in plan.ranking)
+    given = {first: tmp_path / "a.py", second: tmp_path / "b.py"}
+    answers = {"a.py": _report("ra", True, 3.0), "b.py": _report("rb", False, None)}
+    ran = []
+
+    def run(path, settings):
+        ran.append(path.name)
+        return answers[path.name]
+
+    result = optimize_application(plan, given, tmp_settings, run=run)
+    assert ran == ["a.py", "b.py"]  # in share order, only the mapped targets
+    by = {o.kernel: o for o in result.outcomes}
+    assert by[first].speedup == 3.0 and by[first].run_id == "ra"
+    assert by[second].speedup is None and "no correct kernel" in by[second].note
+    assert by[third].task is None and f"--task {third}=FILE" in by[third].note
+    share = plan.ranking[0].share
+    assert result.speedup == pytest.approx(1 / (1 - share + share / 3.0))
+    slower = optimize_application(plan, {first: tmp_path / "a.py"}, tmp_settings,
+                                  run=lambda p, s: _report("rs", True, 0.5))
+    assert slower.speedup == pytest.approx(1.0)  # a slower kernel is not adopted
+    with pytest.raises(ValueError, match="does not run"):
+        optimize_application(plan, {"nope": tmp_path / "a.py"}, tmp_settings, run=run)

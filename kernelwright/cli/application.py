@@ -1,0 +1,76 @@
+"""`app`: application mode — rank a traced workload's kernels, optimise the top ones, estimate
+the whole-application speedup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from kernelwright.cli._app import JsonOpt, _fail, _settings, app, console, print_json
+from kernelwright.cli.sample import METHODS
+from kernelwright.errors import KernelwrightError
+
+TaskOpt = Annotated[
+    list[str] | None,
+    typer.Option("--task", help="KERNEL=TASK_FILE: a task doing that kernel's work (repeat)"),
+]
+
+
+def parse_task_map(items: list[str]) -> dict[str, Path]:
+    """``["name=path", ...]`` -> ``{name: path}``; raise naming the malformed item."""
+    out: dict[str, Path] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise ValueError(f"--task {item!r} is not KERNEL=TASK_FILE; write e.g. "
+                             "--task scale=examples/tasks/l1_gelu.py")
+        out[name.strip()] = Path(path.strip())
+    return out
+
+
+@app.command("app")
+def application(
+    trace_dir: Path,
+    task: TaskOpt = None,
+    top: Annotated[int, typer.Option(help="optimise at most this many kernels")] = 3,
+    coverage: Annotated[float, typer.Option(help="stop adding targets past this time share")]
+    = 0.8,
+    budget: Annotated[int | None, typer.Option(help="evaluations per target kernel")] = None,
+    method: Annotated[str, typer.Option(help="sampler: " + "|".join(METHODS))] = "gcl",
+    gpu: Annotated[str, typer.Option(help="GPU of the reference timing model")] = "rtx2080ti",
+    json_out: JsonOpt = False,
+) -> None:
+    """Rank TRACE_DIR's kernels by sampled time share; optimise the targets given a --task."""
+    from kernelwright.graphs.application import optimize_application, plan_application
+
+    if method not in METHODS:
+        _fail(ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}"))
+    try:
+        tasks = parse_task_map(task or [])
+        settings = _settings(budget=budget)
+        plan = plan_application(trace_dir, method=method, gpu=gpu, top=top, coverage=coverage,
+                                settings=settings)
+        result = optimize_application(plan, tasks, settings)
+    except (KernelwrightError, ValueError, OSError) as exc:
+        _fail(exc)
+    if json_out:
+        print_json(result.as_dict())
+        return
+    table = Table(title=Text(f"{plan.workload}: kernels by time share ({method})"))
+    for col in ("kernel", "share", "invocations", "target", "speedup", "note"):
+        table.add_column(col, justify="left" if col in ("kernel", "note") else "right")
+    outcome = {o.kernel: o for o in result.outcomes}
+    for k in plan.ranking:
+        o = outcome.get(k.name)
+        speed = f"{o.speedup:.2f}x" if o and o.speedup is not None else "-"
+        table.add_row(Text(k.name), f"{k.share:.1%}", f"{k.invocations:g}",
+                      "yes" if o else "", speed, Text(o.note if o else ""))  # fmt: skip
+    console.print(table)
+    console.print(
+        f"whole-application estimate: {result.speedup:.3f}x (Amdahl over the sampled shares; "
+        "each target's speedup over its task's reference is assumed to carry over; kernels "
+        "without a correct faster kernel count as unchanged)", markup=False, soft_wrap=True)
