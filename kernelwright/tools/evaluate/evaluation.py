@@ -17,6 +17,7 @@ from typing import Any
 
 from kernelwright.spec import Candidate
 from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timing, VariantCheck
+from kernelwright.tools.cpuinfo import cpu_model
 from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.orchestrator import CandidateRunner, RunnerFailed
@@ -274,11 +275,5 @@ def _elements(variant) -> int:
 
 
 def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return "cpu: " + line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "cpu"
+    model = cpu_model()
+    return f"cpu: {model}" if model else "cpu"
