@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch._decomp import core_aten_decompositions
+from torch._decomp import core_aten_decompositions, get_decompositions
 
 from kernelwright.errors import LoweringError
 
@@ -31,13 +31,26 @@ KEEP_COMPOSITE = {
 }
 
 
+# Core ATen keeps these as operators; torch's own decompositions turn them into index maps and
+# pointwise blends (``_unsafe_index`` gathers + lerps), which the layout lowering folds in.
+SPLIT_FURTHER = (
+    "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+    "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+    "upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d", "upsample_bicubic2d",
+)
+
+
 def decomposition_table() -> dict[Any, Any]:
-    """torch's core-ATen decompositions without the composites lowered here directly."""
+    """torch's core-ATen decompositions without the composites lowered here directly, plus the
+    ones of ``SPLIT_FURTHER``."""
     table = core_aten_decompositions()
     for op in list(table):
         packet = getattr(op, "overloadpacket", None)
         if packet is not None and packet.__name__ in KEEP_COMPOSITE:
             del table[op]
+    ops = [getattr(torch.ops.aten, name) for name in SPLIT_FURTHER
+           if hasattr(torch.ops.aten, name)]
+    table.update(get_decompositions(ops))
     return table
 
 

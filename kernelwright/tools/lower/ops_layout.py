@@ -277,7 +277,7 @@ def _embedding(b: Builder, n: fx.Node):
     return node
 
 
-@register("index")
+@register("index", "_unsafe_index")
 def _index(b: Builder, n: fx.Node):
     x = b.arg(n.args[0])
     indices = b.arg(n.args[1])
