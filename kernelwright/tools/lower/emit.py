@@ -286,13 +286,14 @@ def conv_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, ocb: i
         cin = k.let(f"g * {cin_g} + {ic.render()}", "int")
         opened, taps, ipos = [], [], []
         for d in range(nd):
-            cm = k.loop(f"t{d}", ksz[d])
+            # fresh names: a fixed "t{d}" collided with the let names (t1, t2, ...) when nd = 3
+            cm = k.loop(k.fresh("tap"), ksz[d])
             taps.append(cm.__enter__())
             opened.append(cm)
         conds = []
         for d in range(nd):
             o = pos[d].render()
-            t = f"t{d}"
+            t = taps[d].render()
             s, p, dl = c.stride[d], c.padding[d], c.dilation[d]
             if not c.transposed:
                 ipos.append(k.let(f"({o}) * {s} - {p} + {t} * {dl}", "int"))
