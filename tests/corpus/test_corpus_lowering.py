@@ -31,19 +31,12 @@ from kernelwright.tools.lower import lower_task
 
 PATHS = task_paths()
 CHECKED = ci_paths(everything=os.environ.get("KW_CORPUS_ALL") == "1")
-# Lowering bugs found by this corpus and not fixed yet (docs/CORPUS.md has the diagnosis). Strict:
-# a fix turns the test into an XPASS failure, so the entry must then be deleted.
-CONV3D_COUT = ("lower: a 3-D convolution (plain or transposed) whose out_channels is not a "
-               "multiple of 4 gives wrong values on cpp and sycl (Conv3d(3, 5, 3): max error "
-               "2.96; Conv3d(3, 8, 3) and Conv2d(4, 5, 3) are exact)")
-KNOWN_BUGS = {"conv3d_strided_padded": CONV3D_COUT, "l2_conv3d_softmax_maxpool": CONV3D_COUT,
-              "l2_convt3d_scale_batchnorm_avgpool": CONV3D_COUT}
 
 
 def cases(paths: list[Path]) -> list:
-    return [pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(strict=True,
-                                                                 reason=KNOWN_BUGS[p.stem])]
-                         if p.stem in KNOWN_BUGS else []) for p in paths]
+    return [pytest.param(p, id=p.stem) for p in paths]
+
+
 # small tasks of six families, where the emulator stays quick: the CUDA emitter on the PTX emulator
 CUDA_TASKS = ["layout_flip_two_dims", "pool_max2d_indices", "norm_groupnorm", "sm_softmin",
               "gemm_bmm", "scan_cumprod"]
@@ -53,7 +46,8 @@ CUDA_TASKS = ["layout_flip_two_dims", "pool_max2d_indices", "norm_groupnorm", "s
 def verify_settings(tmp_path_factory) -> Settings:
     """Correctness only: the harness's minimal timing; recordings in a temporary store."""
     return Settings(data_dir=tmp_path_factory.mktemp("corpus"), seeds=3, min_time_s=1e-3,
-                    warmup_calls=0, max_repeats=3, record_replay=True)
+                    warmup_calls=0, max_repeats=3, record_replay=True,
+                    promote_builds=False)
 
 
 def failure(task: Task, backend: str, pool: WorkerPool, settings: Settings) -> str | None:
