@@ -1,10 +1,10 @@
 """The coder: writes candidate modules for a plan.
 
-The role's protocol (:class:`Coder`); its offline policy (:class:`TemplateCoder`: instantiate
-kernel templates and move through their parameter spaces, deterministic for a given history as
-its generator is seeded by the run seed and the round, so a resumed run proposes what the
-interrupted one would have); and its LLM policy (:class:`LLMCoder`: whole modules or
-SEARCH/REPLACE edits, with meta-prompt evolution).
+The role's protocol (:class:`Coder`); its offline policy (:class:`LoweredCoder`: move through the
+lowered program's declared schedule space, deterministic for a given history as its generator is
+seeded by the run seed and the round, so a resumed run proposes what the interrupted one would
+have); and its LLM policy (:class:`LLMCoder`: whole modules or SEARCH/REPLACE edits, starting
+from the lowered program's source, with meta-prompt evolution).
 """
 
 from __future__ import annotations
@@ -15,7 +15,15 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from kernelwright.agents.llm import LLMClient
-from kernelwright.agents.matching import op_spec_from_plan
+from kernelwright.agents.lowered import (
+    SOURCE_NAME,
+    LoweredSource,
+    SourceCache,
+    base_params,
+    neighbours,
+    random_points,
+    switches,
+)
 from kernelwright.agents.metaprompter import MetaPrompter
 from kernelwright.agents.prompting import (
     SourceLookup,
@@ -27,7 +35,7 @@ from kernelwright.agents.prompting import (
     profile_fitness,
     profile_summary,
 )
-from kernelwright.errors import ConfigError, LLMBudgetError, ReplyFormatError
+from kernelwright.errors import LLMBudgetError, LoweringError, ReplyFormatError
 from kernelwright.prompts import (
     apply_edits,
     check_module,
@@ -39,11 +47,8 @@ from kernelwright.prompts import (
 from kernelwright.prompts.context import Exemplar
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.plan import Action, History, Plan
-from kernelwright.templates import OpSpec, Template, get_template
 
 log = logging.getLogger(__name__)
-
-Params = dict[str, int | str | bool]
 
 
 @runtime_checkable
@@ -57,100 +62,69 @@ class Coder(Protocol):
         ...
 
 
-class TemplateCoder:
-    """Offline coder over the template library.
+class LoweredCoder:
+    """Offline coder over the lowered program's schedule and fusion decisions.
 
-    First round: every planned template at its defaults. Then, following the critic: vary
-    parameters -> one-step neighbours of the best candidate's parameters (then two-step);
-    switch template -> the defaults of templates not tried yet; search -> random points of the
-    best template's space.
+    First round: the lowered program at its default schedule. Then, following the critic:
+    vary -> one-step neighbours of the parent's (or best's) schedule (then two-step); search ->
+    random points; switch strategy -> the other value of each implementation-space, launch and
+    row-strategy choice first. Deterministic for a given history (seeded by the run seed and the
+    round), so a resumed run proposes what the interrupted one would have. A plan with no source
+    (a reference that does not lower) gets nothing.
 
     Example:
-        >>> TemplateCoder(seed=0)
-        TemplateCoder(seed=0)
+        >>> LoweredCoder(seed=0)
+        LoweredCoder(seed=0)
     """
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, cache: SourceCache | None = None) -> None:
         self.seed = seed
+        self.cache = cache or SourceCache()
 
-    def propose(
-        self, task: Task, contract: Contract, plan: Plan, history: History, n: int
-    ) -> list[Candidate]:
-        spec = op_spec_from_plan(plan.operator_class.value, plan.op_spec)
-        if spec is None or not plan.templates or n <= 0:
+    def _source(self, task: Task, contract: Contract, plan: Plan) -> LoweredSource | None:
+        if SOURCE_NAME not in plan.sources:
+            return None
+        try:
+            return self.cache.get(task, contract, plan.backend)
+        except LoweringError:
+            return None
+
+    def seed_candidate(self, task: Task, contract: Contract, plan: Plan) -> Candidate | None:
+        """The lowered program at its defaults: the LLM coder's starting point."""
+        source = self._source(task, contract, plan)
+        return source.candidate(source.default_params()) if source is not None else None
+
+    def propose(self, task: Task, contract: Contract, plan: Plan, history: History,
+                n: int) -> list[Candidate]:
+        source = self._source(task, contract, plan) if n > 0 else None
+        if source is None:
             return []
         rng = np.random.default_rng([self.seed, history.round])
         seen = {p.candidate_id for p in history.profiles}
         out: dict[str, Candidate] = {}
-        for template, params in self._ideas(plan, history, rng):
-            candidate = _instantiate(template, params, spec)
-            if candidate is not None and candidate.id not in seen:
-                out.setdefault(candidate.id, candidate)
+        for params in self._ideas(source, history, rng):
+            cand = source.candidate(params)
+            if cand.id not in seen:
+                out.setdefault(cand.id, cand)
             if len(out) >= n:
                 break
         return list(out.values())
 
-    def _ideas(self, plan: Plan, history: History, rng: np.random.Generator):
-        templates = [get_template(name) for name in plan.templates]
-        tried = {p.template for p in history.profiles}
-        untried = [t for t in templates if f"template:{t.name}" not in tried]
+    def _ideas(self, source: LoweredSource, history: History, rng: np.random.Generator):
+        space, base = source.space(), base_params(source, history)
         action = history.last_decision.action if history.last_decision else None
-        if action in (None, Action.SWITCH_TEMPLATE):
-            yield from ((t, t.default_params()) for t in untried)
-        base_template, base = _best_point(history, templates)
+        yield source.default_params()
+        if action == Action.SWITCH_STRATEGY:
+            yield from switches(space, base)
         if action == Action.SEARCH:
-            yield from _random_points(base_template, rng, 64)
-        yield from _neighbours(base_template, base, rng, steps=1)
-        yield from _neighbours(base_template, base, rng, steps=2)
-        yield from ((t, t.default_params()) for t in untried)
-        yield from _random_points(base_template, rng, 64)
+            yield from random_points(space, rng, 32)
+        yield from neighbours(space, base, rng, steps=1)
+        yield from switches(space, base)
+        yield from neighbours(space, base, rng, steps=2)
+        yield from random_points(space, rng, 64)
 
     def __repr__(self) -> str:
-        return f"TemplateCoder(seed={self.seed})"
-
-
-def _instantiate(template: Template, params: Params, spec: OpSpec) -> Candidate | None:
-    try:
-        return template.candidate(params, spec)
-    except ConfigError:
-        return None  # a combination the template's rules exclude
-
-
-def _best_point(history: History, templates: list[Template]) -> tuple[Template, Params]:
-    best = history.parent or history.best
-    by_name = {f"template:{t.name}": t for t in templates}
-    if best is not None and best.template in by_name:
-        template = by_name[best.template]
-        return template, {k: v for k, v in best.params.items() if k in template.space()}
-    return templates[0], templates[0].default_params()
-
-
-def _neighbours(template: Template, base: Params, rng: np.random.Generator, steps: int):
-    """Points that move ``steps`` parameters one position along their choices, shuffled."""
-    space = template.space()
-    names = list(space)
-    moves = []
-    for name in names:
-        choices = list(space[name])
-        i = choices.index(base[name]) if base.get(name) in choices else 0
-        moves += [(name, choices[j]) for j in (i - 1, i + 1) if 0 <= j < len(choices)]
-    order = rng.permutation(len(moves))
-    if steps == 1:
-        for k in order:
-            name, value = moves[k]
-            yield template, {**base, name: value}
-        return
-    for a in order:
-        for b in order:
-            (na, va), (nb, vb) = moves[a], moves[b]
-            if na < nb:
-                yield template, {**base, na: va, nb: vb}
-
-
-def _random_points(template: Template, rng: np.random.Generator, count: int):
-    space = template.space()
-    for _ in range(count):
-        yield template, {name: values[rng.integers(len(values))] for name, values in space.items()}
+        return f"LoweredCoder(seed={self.seed})"
 
 
 def coder_parser(parent_source: str | None, edit_mode: bool):

@@ -45,10 +45,11 @@ class RuleCritic:
     Rules, first match wins: budget or time spent -> stop; best at >= 90 % of its roofline
     bound -> stop (not above 105 %: that means the machine's peaks were measured low, so the
     fraction proves nothing); ``max_idle_rounds`` rounds in a row proposed nothing new -> stop
-    (a single idle round -> ask another source: next template, then the tuner; an idle round
-    counts as a round without improvement); the round improved the best ->
-    vary parameters around it; ``patience`` rounds without improvement -> switch template (then
-    hand over to the search hook once every template was tried); otherwise vary parameters.
+    (a single idle round -> ask for another strategy, then the tuner; an idle round counts as a
+    round without improvement; a plan with no source says why in the stop reason); the round
+    improved the best -> vary parameters around it; ``patience`` rounds without improvement ->
+    switch strategy while a plan source is untried, else hand over to the search hook; a round
+    with no correct candidate -> switch strategy; otherwise vary parameters.
 
     Example:
         >>> RuleCritic(patience=2)
@@ -83,10 +84,13 @@ class RuleCritic:
             return Action.STOP, f"best reaches {fraction:.0%} of its roofline bound"
         idle = _idle_rounds(history)
         if idle >= self.max_idle_rounds:
-            return Action.STOP, f"no new candidate proposed for {idle} rounds in a row"
+            why = f"no new candidate proposed for {idle} rounds in a row"
+            if not plan.sources:  # nothing offline to propose from: say what the plan said
+                why += f" (the plan has no source: {plan.strategy})"
+            return Action.STOP, why
         if idle:
-            # Nothing new this round: ask another source (a new template, then the tuner).
-            action = Action.SWITCH_TEMPLATE if idle % 2 else Action.SEARCH
+            # Nothing new this round: ask for another strategy, then the tuner.
+            action = Action.SWITCH_STRATEGY if idle % 2 else Action.SEARCH
             return action, (
                 f"the round proposed nothing new ({idle}/{self.max_idle_rounds} idle rounds)"
             )
@@ -94,12 +98,12 @@ class RuleCritic:
             return Action.VARY_PARAMS, f"new best {best.speedup:.2f}x: vary its parameters"
         stale = _rounds_without_improvement(history)
         if stale >= self.patience:
-            tried = {p.template for p in history.profiles if p.template}
-            if len(tried) < len(plan.templates):
-                return Action.SWITCH_TEMPLATE, f"no improvement for {stale} rounds: next template"
-            return Action.SEARCH, f"no improvement for {stale} rounds and every template tried"
+            tried = {p.source for p in history.profiles if p.source}
+            if len(tried) < len(plan.sources):
+                return Action.SWITCH_STRATEGY, f"no improvement for {stale} rounds: next source"
+            return Action.SEARCH, f"no improvement for {stale} rounds and every source tried"
         if last and not any(p.correct for p in last):
-            return Action.SWITCH_TEMPLATE, "no candidate of the round was correct"
+            return Action.SWITCH_STRATEGY, "no candidate of the round was correct"
         return Action.VARY_PARAMS, "keep exploring around the best"
 
     def __repr__(self) -> str:
@@ -108,11 +112,11 @@ class RuleCritic:
 
 class HierarchyCritic(RuleCritic):
     """The critic of the R^3 hierarchy: decides when to move between the outer level (new
-    sources: templates, parents from the archive) and the inner level (the tuner on the most
-    promising source), and says why.
+    sources: the plan's sources, parents from the archive) and the inner level (the tuner on the
+    most promising source's schedule space), and says why.
 
-    The inner level gets ``inner_share`` of the budget. It starts once every planned template
-    has a measurement (or the outer level stalls) and ends when its share is spent or it stalls
+    The inner level gets ``inner_share`` of the budget. It starts once every plan source has a
+    measurement (or the outer level stalls) and ends when its share is spent or it stalls
     for ``patience`` rounds.
 
     Example:
@@ -133,7 +137,7 @@ class HierarchyCritic(RuleCritic):
     def _next(self, plan: Plan, history: History, elapsed_s: float, last: list[Profile]):
         action, reason = super()._next(plan, history, elapsed_s, last)
         best = history.best
-        if action == Action.STOP or best is None or not best.template:
+        if action == Action.STOP or best is None or not best.source:
             return action, reason
         inner_budget = round(history.budget * self.inner_share)
         inner_spent = sum(p.stage == "inner" for p in history.profiles)
@@ -149,16 +153,16 @@ class HierarchyCritic(RuleCritic):
             return (Action.VARY_PARAMS if action == Action.SEARCH else action), reason
         stale = _rounds_without_improvement(history)
         if in_inner and stale >= self.patience:
-            return Action.SWITCH_TEMPLATE, (
-                f"inner tuning of {best.template} stalled for "
+            return Action.SWITCH_STRATEGY, (
+                f"inner tuning of {best.source} stalled for "
                 f"{stale} rounds: back to the outer level"
             )
         if in_inner:
-            return Action.SEARCH, f"inner: keep tuning {best.template} (best {best.speedup:.2f}x)"
-        tried = {p.template for p in history.profiles if p.template}
-        if len(tried) >= len(plan.templates) or action == Action.SEARCH:
+            return Action.SEARCH, f"inner: keep tuning {best.source} (best {best.speedup:.2f}x)"
+        tried = {p.source for p in history.profiles if p.source}
+        if len(tried) >= len(plan.sources) or action == Action.SEARCH:
             return Action.SEARCH, (
-                f"promising source {best.template} at {best.speedup:.2f}x: "
+                f"promising source {best.source} at {best.speedup:.2f}x: "
                 "tune its parameters (inner level)"
             )
         return action, reason
@@ -266,7 +270,7 @@ def critique_from_prose(text: str) -> CritiqueReply | None:
     """Read a prose critic reply (no tool call, no JSON) when it names exactly one action.
 
     A chatty model often answers "I'd vary the parameters ... Decision: vary_params"; the action
-    named (``vary_params``, ``vary params``, ``switch-template`` ...) becomes the decision and
+    named (``vary_params``, ``vary params``, ``switch-strategy`` ...) becomes the decision and
     the prose, whitespace collapsed and cut at 400 characters, the diagnosis. Replies naming no
     action or several different ones are not guessed at.
 

@@ -1,44 +1,37 @@
-"""The planner (HIERA): classify the reference, choose the implementation space and a strategy.
+"""The planner (HIERA): lower the reference, classify the work, choose the space and a strategy.
 
-The role's protocol (:class:`Planner`), its offline policy (:class:`RulePlanner`) and its LLM
+The role's protocol (:class:`Planner`), its offline policy (:class:`LoweringPlanner`) and its LLM
 policy (:class:`LLMPlanner`, which refines the offline plan) live here.
 
-It traces the reference's operators once, classifies the work (elementwise chain, row-wise
-normalisation, reduction, GEMM with epilogue, layout change, other), places it on the roofline
-(arithmetic intensity against this machine's balance), picks the space the contract allows, and
-names the kernel templates that can implement it, best first.
+The offline planner lowers the reference with the lowering compiler (``tools.lower``, once per
+task and backend through a shared :class:`~kernelwright.agents.lowered.SourceCache`) and plans
+around the lowered program: its fusion groups give the operator class and the strategy, its
+``describe()`` the rationale, its anchors' implementation choices the space. The roofline's work
+(FLOPs and compulsory bytes) is counted by tracing the reference's aten operators once
+(``tools.opgraph``). A reference that does not lower gets a plan with no source that says why:
+the framework space when the contract allows it, else custom kernels an LLM coder must write from
+scratch (the offline coder then proposes nothing and the run stops with that reason).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from kernelwright.agents.llm import LLMClient
-from kernelwright.agents.matching import ModelShape, match_templates, model_shape
+from kernelwright.agents.lowered import SOURCE_NAME, SourceCache, operator_class
 from kernelwright.agents.prompting import DEFAULT_DEVICE, advice_for, chat_messages
-from kernelwright.errors import LLMBudgetError
+from kernelwright.errors import LLMBudgetError, LoweringError
 from kernelwright.prompts import render
 from kernelwright.spec import Contract, ImplementationSpace, Task
 from kernelwright.spec.inputs import init_inputs_for, nominal_inputs
 from kernelwright.spec.opclass import OperatorClass
 from kernelwright.spec.plan import Plan
-from kernelwright.tools.opgraph import (
-    OpGraph,
-    arithmetic_intensity,
-    trace_reference,
-)
+from kernelwright.tools.opgraph import OpGraph, arithmetic_intensity, trace_reference
 
-STRATEGIES: dict[OperatorClass, str] = {
-    OperatorClass.ELEMENTWISE: "one fused pass: vectorised loads, several items per work-item",
-    OperatorClass.ROWWISE_NORM: "one work-group per row: work-group reductions, single pass "
-    "over the row held in registers/local memory",
-    OperatorClass.REDUCTION: "tree reduction in work-group local memory, one partial per group",
-    OperatorClass.LAYOUT: "tiled transpose through local memory so reads and writes coalesce",
-    OperatorClass.GEMM: "tiled, register-blocked GEMM with the epilogue fused into the store",
-    OperatorClass.OTHER: "framework-level rewrite: fuse torch operators",
-}
+log = logging.getLogger(__name__)
 
 ParamValue = int | float | str | bool
 
@@ -51,73 +44,97 @@ class Planner(Protocol):
 
 
 # Machine balance (FLOP per byte) above which a task is compute-bound; refined by the profiler's
-# measured peaks, this only orders the advice in the rationale.
+# measured peaks, this only words the rationale.
 DEFAULT_BALANCE = 4.0
 
 
-def trace_task(task: Task) -> tuple[OpGraph, ModelShape]:
-    """Trace the reference's operators on the nominal inputs (seed 0)."""
-    module = task.module()
-    shape = model_shape(module)
-    model = module.Model(*init_inputs_for(module))
-    return trace_reference(model, nominal_inputs(module, 0), shape.inputs), shape
+def trace_work(task: Task) -> OpGraph | None:
+    """The reference's aten operators on the nominal inputs (seed 0), for counting its work.
+
+    ``None`` when the reference cannot even run under the tracer (the plan then has no
+    roofline, which the profiler reports as an unknown bound).
+    """
+    try:
+        module = task.module()
+        model = module.Model(*init_inputs_for(module))
+        return trace_reference(model, nominal_inputs(module, 0))
+    except Exception as exc:  # noqa: BLE001 - any failure of user code only loses the roofline
+        log.warning("could not trace %s for its work: %s", task.name, exc)
+        return None
 
 
-def choose_space(contract: Contract, op_class: OperatorClass) -> ImplementationSpace:
-    """Custom kernels where allowed and a template family exists; else what the contract allows."""
-    custom = contract.allows(ImplementationSpace.CUSTOM_KERNEL)
-    if custom and op_class != OperatorClass.OTHER:
-        return ImplementationSpace.CUSTOM_KERNEL
-    for space in (ImplementationSpace.FRAMEWORK, ImplementationSpace.VENDOR_LIBRARY):
-        if contract.allows(space):
-            return space
-    return ImplementationSpace.CUSTOM_KERNEL
+def _bound(graph: OpGraph | None, balance: float) -> str:
+    if graph is None:
+        return "The reference's work could not be counted (no roofline bound)."
+    intensity = arithmetic_intensity(graph)
+    bound = "compute" if intensity > balance else "memory"
+    return (f"It runs {graph.describe()} at {intensity:.2f} FLOP/byte, so it is {bound}-bound "
+            "on a CPU-class device.")
 
 
-class RulePlanner:
-    """Offline planner: operator-graph rules and the template library, no LLM.
+class LoweringPlanner:
+    """Offline planner: lower the reference and plan around the lowered program.
 
     Example:
-        >>> RulePlanner().plan(task, contract, "sycl").strategy  # doctest: +SKIP
-        'tiled, register-blocked GEMM with the epilogue fused into the store'
+        >>> plan = LoweringPlanner().plan(task, contract, "sycl")  # doctest: +SKIP
+        >>> plan.sources  # doctest: +SKIP
+        ['lowered']
     """
 
-    def __init__(self, balance: float = DEFAULT_BALANCE) -> None:
+    def __init__(self, cache: SourceCache | None = None,
+                 balance: float = DEFAULT_BALANCE) -> None:
+        self.cache = cache or SourceCache()
         self.balance = balance
 
     def plan(self, task: Task, contract: Contract, backend: str) -> Plan:
-        graph, shape = trace_task(task)
-        op_class = graph.classify()
-        space = choose_space(contract, op_class)
-        custom = space == ImplementationSpace.CUSTOM_KERNEL
-        matches = match_templates(graph, shape, backend) if custom else []
-        intensity = arithmetic_intensity(graph)
-        bound = "compute" if intensity > self.balance else "memory"
-        rationale = (
-            f"The reference runs {graph.describe()}: a {op_class.value} task at "
-            f"{intensity:.2f} FLOP/byte, so it is {bound}-bound on a CPU-class device. "
-            f"The contract allows {', '.join(s.value for s in contract.allowed_spaces)}; "
-            f"chose {space.value}. "
-            + (
-                f"Templates that implement it: {', '.join(m.name for m in matches)}."
-                if matches
-                else "No kernel template implements this operator graph."
-            )
-        )
+        graph = trace_work(task)
+        work = {"flops": graph.flops, "min_bytes": graph.min_bytes} if graph else {}
+        try:
+            source = self.cache.get(task, contract, backend)
+        except LoweringError as exc:
+            return self._unlowered(task, contract, backend, graph, exc).model_copy(update=work)
+        prog = source.program
+        vendor = any(v == "vendor" for k, v in prog.params.items() if k.endswith(".impl"))
+        space = (ImplementationSpace.VENDOR_LIBRARY if vendor
+                 else ImplementationSpace.CUSTOM_KERNEL)
+        groups = prog.variants[0].sched.groups
+        strategy = (f"lowered program: {len(groups)} fused kernel(s) "
+                    f"({', '.join(g.kind for g in groups)}); tune its schedule space")
+        rationale = f"{_bound(graph, self.balance)}\n{prog.describe()}"
         return Plan(
-            operator_class=op_class,
+            operator_class=operator_class(prog),
             implementation_space=space,
             backend=backend,
-            strategy=STRATEGIES[op_class],
+            strategy=strategy,
+            rationale=rationale[:4000],
+            sources=[SOURCE_NAME],
+            **work,
+        )
+
+    def _unlowered(self, task: Task, contract: Contract, backend: str,
+                   graph: OpGraph | None, exc: LoweringError) -> Plan:
+        """The plan of a reference the lowering compiler cannot handle: no source, and why."""
+        why = " ".join(str(exc).split())[:600]
+        framework = contract.allows(ImplementationSpace.FRAMEWORK)
+        space = (ImplementationSpace.FRAMEWORK if framework
+                 else ImplementationSpace.CUSTOM_KERNEL)
+        strategy = (f"the reference does not lower ({why}); no offline source: "
+                    + ("rewrite it at the framework level (fuse torch operators)" if framework
+                       else "an LLM coder must write the kernel from scratch"))
+        rationale = (f"{_bound(graph, self.balance)} The lowering compiler stopped: {why} "
+                     f"The contract allows {', '.join(s.value for s in contract.allowed_spaces)}; "
+                     f"chose {space.value}.")
+        return Plan(
+            operator_class=graph.classify() if graph is not None else OperatorClass.OTHER,
+            implementation_space=space,
+            backend=backend,
+            strategy=strategy,
             rationale=rationale,
-            templates=[m.name for m in matches],
-            op_spec=matches[0].op_spec if matches else {},
-            flops=graph.flops,
-            min_bytes=graph.min_bytes,
+            sources=[],
         )
 
     def __repr__(self) -> str:
-        return f"RulePlanner(balance={self.balance})"
+        return f"LoweringPlanner(balance={self.balance})"
 
 
 class PlanReply(BaseModel):
@@ -135,7 +152,7 @@ class LLMPlanner:
     """Plans with the LLM on top of the offline planner's operator analysis.
 
     Example:
-        >>> planner = LLMPlanner(client, RulePlanner())  # doctest: +SKIP
+        >>> planner = LLMPlanner(client, LoweringPlanner())  # doctest: +SKIP
         >>> planner.plan(task, contract, "sycl").strategy  # doctest: +SKIP
     """
 

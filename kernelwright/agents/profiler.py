@@ -61,7 +61,8 @@ class RooflineProfiler:
             error=(result.error or "")[:2000] or None,
             roofline=roofline(plan, self.peaks, timing.candidate_median_s if timing else None),
             stats=stats_as_dict(result.stats),
-            template=_template_of(candidate.origin),
+            origin=candidate.origin,
+            source=source_of(candidate.origin, plan),
             params=dict(candidate.params),
             stage="inner" if candidate.origin.startswith("tuner:") else "outer",
         )
@@ -71,9 +72,8 @@ class RooflineProfiler:
         return f"RooflineProfiler({peaks.bandwidth_gbps:.1f} GB/s, {peaks.gflops:.0f} GFLOP/s)"
 
 
-def _template_of(origin: str) -> str | None:
-    """``template:<name>`` for candidates rendered from a template (by the coder or the tuner)."""
-    for prefix in ("template:", "tuner:"):
-        if origin.startswith(prefix):
-            return "template:" + origin.removeprefix(prefix)
-    return None
+def source_of(origin: str, plan: Plan) -> str | None:
+    """The plan source a candidate is a schedule point of: its origin (the offline coder's
+    ``lowered``) or the tuner's ``tuner:<source>``, when the plan names that source."""
+    name = origin.removeprefix("tuner:")
+    return name if name in plan.sources else None

@@ -280,7 +280,7 @@ def review_lines(payload: dict[str, Any]) -> list[str]:
             f"  class {payload['operator_class']}, space {payload['space']}, "
             f"backend {payload['backend']}",
             f"  strategy: {payload['strategy']}",
-            f"  templates: {', '.join(payload['templates']) or 'none'}",
+            f"  sources: {', '.join(payload['sources']) or 'none'}",
             f"  rationale: {payload['rationale']}",
             *payload["contract"].splitlines(),
         ]

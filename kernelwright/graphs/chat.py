@@ -12,7 +12,7 @@ again on resume, so the review nodes only read the state until the answer comes.
 A rejection with a reason is read by the request parser (it may change the tolerance, the spaces,
 the backend or the budget), quoted into a new revision of the run's task file (see
 ``chat_task``), and sends the run back: a rejected plan to the planner (which must then offer a
-different plan: the rejected first template moves last when nothing else changed), a rejected
+different plan: the rejected first source moves last when nothing else changed), a rejected
 kernel to the coder with more budget (the rejected kernel is never offered again).
 """
 
@@ -117,7 +117,7 @@ class ChatNodes:
                 "backend": plan.backend,
                 "strategy": plan.strategy,
                 "rationale": plan.rationale,
-                "templates": list(plan.templates),
+                "sources": list(plan.sources),
                 "contract": contract.render(),
             }
         )
@@ -216,20 +216,23 @@ def _constraints(request: RunRequest) -> tuple:
 
 
 def _same_plan(a: Plan, b: Plan) -> bool:
-    return (a.implementation_space, a.templates, a.strategy) == (
+    return (a.implementation_space, a.sources, a.strategy) == (
         b.implementation_space,
-        b.templates,
+        b.sources,
         b.strategy,
     )
 
 
 def _rotated(plan: Plan) -> Plan:
-    """The same analysis, the rejected first template tried last (a different plan to review)."""
-    templates = [*plan.templates[1:], *plan.templates[:1]]
-    note = " The previous plan was rejected; this one starts from a different template."
+    """The same analysis, the rejected first source tried last (a different plan to review)."""
+    sources = [*plan.sources[1:], *plan.sources[:1]]
+    note = (" The previous plan was rejected; this one starts from a different source."
+            if len(sources) > 1 else
+            " The previous plan was rejected; the lowering offers no other source, so a reason"
+            " that changes the contract, backend or budget is what makes a different plan.")
     return plan.model_copy(
         update={
-            "templates": templates,
+            "sources": sources,
             "strategy": f"{plan.strategy} (alternative ordering after a rejection)",
             "rationale": plan.rationale + note,
         }
@@ -250,5 +253,5 @@ def _kernel_payload(state: ChatState, best: Profile | None, spent: int) -> dict[
         "speedup_low": best.speedup_low,
         "speedup_high": best.speedup_high,
         "roofline_fraction": best.roofline.fraction if best.roofline else None,
-        "template": best.template,
+        "origin": best.origin or None,
     }

@@ -3,9 +3,9 @@
 Outer level (source variation): every evaluated candidate enters a MAP-Elites archive keyed by
 its source's behaviour descriptor (KernelFoundry's memory / compute / parallelism levels); the
 coder's next parent is drawn from it (explore / exploit / uniform) instead of always the best.
-Inner level (launch and template parameters): for the most promising source, an Optuna tuner
-(TPE) proposes parameter settings through ask/tell, its study kept in a journal in the run
-directory so tuning resumes after a crash.
+Inner level (schedule parameters): for the most promising source (the lowered program), an
+Optuna tuner (TPE) proposes points of its declared schedule space through ask/tell, its study
+kept in a journal in the run directory so tuning resumes after a crash.
 
 Everything here is rebuilt from the run store on each call (the archive from the profiles, the
 tuner from its journal), so graph nodes stay idempotent.
@@ -17,13 +17,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from kernelwright.agents.lowered import SOURCE_NAME, LoweredSource, SourceCache
-from kernelwright.agents.matching import op_spec_from_plan
-from kernelwright.errors import LoweringError, SpaceExhaustedError
+from kernelwright.errors import KernelwrightError, LoweringError, SpaceExhaustedError
 from kernelwright.graphs.store import RunStore
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.plan import History, Plan, Profile
 from kernelwright.spec.result import EvalResult
-from kernelwright.templates import Template, get_template
 from kernelwright.tools.evolve import MapElitesArchive, ParentSelector, describe
 from kernelwright.tools.tune import (
     OptunaTuner,
@@ -89,49 +87,40 @@ class R3Search:
     def inner(
         self, task: Task, contract: Contract, plan: Plan, history: History, n: int
     ) -> list[Candidate]:
-        """Tuner proposals for the most promising source (the best candidate's template)."""
+        """Tuner proposals in the schedule space of the best candidate's source."""
         best = history.best
-        if best is None or not best.template:
+        if best is None or best.source != SOURCE_NAME or SOURCE_NAME not in plan.sources:
             return []
-        name = best.template.removeprefix("template:")
-        if name == SOURCE_NAME:  # the lowered program: tune its declared schedule space
-            try:
-                template, spec = (
-                    _LoweredAsTemplate(self.lowered.get(task, contract, plan.backend)),
-                    None,
-                )
-            except LoweringError:
-                return []
-        else:
-            spec = op_spec_from_plan(plan.operator_class.value, plan.op_spec)
-            if spec is None:
-                return []
-            template = get_template(name)
-        tuner = self._tuner(template, best)
-        self._tell_finished(template, tuner)
-        return self._ask(template, tuner, spec, history, n)
+        try:
+            source = self.lowered.get(task, contract, plan.backend)
+        except LoweringError:
+            return []
+        tuner = self._tuner(source, best)
+        self._tell_finished(source, tuner)
+        return self._ask(source, tuner, history, n)
 
-    def _tuner(self, template: Template, best: Profile) -> OptunaTuner:
-        if template.name not in self._tuners:
+    def _tuner(self, source: LoweredSource, best: Profile) -> OptunaTuner:
+        if source.name not in self._tuners:
             import optuna
 
             optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress goes to the CLI
-            journal = self.store.tune_journal_path(self.run_id, template.name)
+            journal = self.store.tune_journal_path(self.run_id, source.name)
+            space = source.space()
             tuner = OptunaTuner(
-                SearchSpace.from_declared(template.space()),
+                SearchSpace.from_declared({k: tuple(v) for k, v in space.items()}),
                 storage_path=journal,
-                study_name=template.name,
+                study_name=source.name,
                 seed=self.settings.seed,
                 n_startup_trials=4,
             )
             if not tuner.trials():  # start from the source's best known point
-                tuner.enqueue({k: v for k, v in best.params.items() if k in template.space()})
-            self._tuners[template.name] = tuner
-        return self._tuners[template.name]
+                tuner.enqueue({k: v for k, v in best.params.items() if k in space})
+            self._tuners[source.name] = tuner
+        return self._tuners[source.name]
 
-    def _tell_finished(self, template: Template, tuner: OptunaTuner) -> None:
+    def _tell_finished(self, source: LoweredSource, tuner: OptunaTuner) -> None:
         """Tell the tuner the results of trials whose candidates were evaluated since."""
-        pending = self.store.load_pending_trials(self.run_id, template.name)
+        pending = self.store.load_pending_trials(self.run_id, source.name)
         states = {t.number: t.state for t in tuner.trials()}
         for number, cid in list(pending.items()):
             record = self.store.load_result(self.run_id, cid)
@@ -140,11 +129,12 @@ class R3Search:
             if record is not None and states.get(int(number)) == TrialState.RUNNING:
                 tuner.tell(int(number), EvalResult.model_validate(record["result"]))
             del pending[number]
-        self.store.save_pending_trials(self.run_id, template.name, pending)
+        self.store.save_pending_trials(self.run_id, source.name, pending)
 
-    def _ask(self, template, tuner, spec, history: History, n: int) -> list[Candidate]:
+    def _ask(self, source: LoweredSource, tuner: OptunaTuner, history: History,
+             n: int) -> list[Candidate]:
         seen = {p.candidate_id: p for p in history.profiles}
-        pending = self.store.load_pending_trials(self.run_id, template.name)
+        pending = self.store.load_pending_trials(self.run_id, source.name)
         out: list[Candidate] = []
         for _ in range(8 * max(n, 1)):
             if len(out) >= n or tuner.exhausted:
@@ -154,11 +144,10 @@ class R3Search:
             except SpaceExhaustedError:
                 break
             try:
-                candidate = template.candidate(params, spec)
-            except ValueError:  # ConfigError: the template's rules exclude this point
+                candidate = source.candidate(params, origin=f"{INNER_ORIGIN}{source.name}")
+            except (KernelwrightError, ValueError):  # the program refuses this point
                 tuner.reject(number)
                 continue
-            candidate = candidate.model_copy(update={"origin": f"{INNER_ORIGIN}{template.name}"})
             cid = candidate.id
             if cid in seen:  # already measured by the outer level: tell, spend nothing
                 record = self.store.load_result(self.run_id, cid)
@@ -167,8 +156,8 @@ class R3Search:
                     continue
             pending[str(number)] = cid
             out.append(candidate)
-        self.store.save_pending_trials(self.run_id, template.name, pending)
-        log.info("inner level: %d tuner proposals for %s", len(out), template.name)
+        self.store.save_pending_trials(self.run_id, source.name, pending)
+        log.info("inner level: %d tuner proposals for %s", len(out), source.name)
         return out
 
 
@@ -176,17 +165,3 @@ def _rng(seed: int, round_: int):
     import numpy as np
 
     return np.random.default_rng([seed, round_, 7])
-
-
-class _LoweredAsTemplate:
-    """A lowered program seen through the template interface the tuner uses."""
-
-    def __init__(self, source: LoweredSource) -> None:
-        self.source = source
-        self.name = source.name
-
-    def space(self) -> dict[str, tuple]:
-        return {k: tuple(v) for k, v in self.source.space().items()}
-
-    def candidate(self, params, spec=None) -> Candidate:
-        return self.source.candidate(dict(params or {}))

@@ -2,7 +2,7 @@
 
     planner -> coder -> evaluate (one branch per candidate, via Send) -> critic
                  ^                                                        |
-                 +------------- vary / switch template / search <---------+ -> END on stop
+                 +------------- vary / switch strategy / search <---------+ -> END on stop
 
 Every node is idempotent: the planner keeps an existing plan, each evaluation branch first looks
 for its result in the run store (keyed by candidate hash), so a resume after a crash never

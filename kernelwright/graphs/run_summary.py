@@ -160,7 +160,7 @@ def _record(store: RunStore, run_id: str, p: Profile, order: int) -> CandidateRe
         speedup_high=p.speedup_high,
         flags=list(p.flags),
         error=p.error,
-        template=p.template,
+        origin=p.origin or None,
         params=dict(p.params),
         stage=p.stage,
         parent=parent,

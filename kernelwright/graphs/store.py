@@ -10,7 +10,7 @@ Layout under ``settings.data_dir`` (or ``--store PATH``)::
     runs/<run_id>/results/<candidate id>.json          EvalResult + Profile (idempotency cache)
     runs/<run_id>/evaluations.log                      one line per evaluation actually run
     runs/<run_id>/archive.json                         MAP-Elites archive (hierarchical runs)
-    runs/<run_id>/tune/<template>.journal|.pending.json  the inner tuner's study and open trials
+    runs/<run_id>/tune/<source>.journal|.pending.json  the inner tuner's study and open trials
     runs/<run_id>/usage.json                           LLM usage ledger (LLM runs)
     runs/<run_id>/prompts.json                         meta-prompt archive (LLM runs)
     runs/<run_id>/best/candidate.py                    the best candidate module
@@ -198,18 +198,18 @@ class RunStore:
         """The MAP-Elites archive (``MapElitesArchive.save``/``load``)."""
         return self.run_dir(run_id) / ARCHIVE
 
-    def tune_journal_path(self, run_id: str, template: str) -> Path:
-        """The inner tuner's Optuna journal for ``template``."""
-        return self.run_dir(run_id) / TUNE / f"{template}.journal"
+    def tune_journal_path(self, run_id: str, source: str) -> Path:
+        """The inner tuner's Optuna journal for ``source``."""
+        return self.run_dir(run_id) / TUNE / f"{source}.journal"
 
-    def load_pending_trials(self, run_id: str, template: str) -> dict[str, str]:
+    def load_pending_trials(self, run_id: str, source: str) -> dict[str, str]:
         """Tuner trial number -> candidate id of trials asked but not yet told."""
-        path = self.run_dir(run_id) / TUNE / f"{template}.pending.json"
+        path = self.run_dir(run_id) / TUNE / f"{source}.pending.json"
         return json.loads(path.read_text()) if path.exists() else {}
 
-    def save_pending_trials(self, run_id: str, template: str, pending: dict[str, str]) -> None:
+    def save_pending_trials(self, run_id: str, source: str, pending: dict[str, str]) -> None:
         _atomic_write(
-            self.run_dir(run_id) / TUNE / f"{template}.pending.json", json.dumps(pending)
+            self.run_dir(run_id) / TUNE / f"{source}.pending.json", json.dumps(pending)
         )
 
     def prompts_path(self, run_id: str) -> Path:

@@ -26,7 +26,7 @@ class CandidateRecord(BaseModel):
     speedup_high: float | None = None
     flags: list[str] = Field(default_factory=list)
     error: str | None = None
-    template: str | None = None
+    origin: str | None = None  # who wrote the candidate: lowered, tuner:lowered, llm, ...
     params: dict[str, Any] = Field(default_factory=dict)
     stage: str = "outer"
     parent: str | None = None

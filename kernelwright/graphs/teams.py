@@ -1,4 +1,4 @@
-"""The teams of agents a run can use: offline (rules + templates) or LLM-driven.
+"""The teams of agents a run can use: offline (the lowering compiler + rules) or LLM-driven.
 
 A team is a context manager yielding an ``OptimizeContext``; it owns the warm evaluation worker
 and, for the LLM team, the chat client whose usage ledger and meta-prompt archive are persisted
@@ -18,13 +18,13 @@ from kernelwright.graphs.store import RunStore
 
 @contextlib.contextmanager
 def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[OptimizeContext]:
-    """Rule planner, template coder, roofline profiler, rule critic, sandboxed harness; with
-    ``settings.llm`` enabled, LLM policies wrap them (the offline ones stay as fallbacks and
-    hard stops)."""
-    from kernelwright.agents.coder import TemplateCoder
+    """Lowering planner, lowered-program coder, roofline profiler, rule critic, sandboxed
+    harness; with ``settings.llm`` enabled, LLM policies wrap them (the offline ones stay as
+    seed, fallbacks and hard stops)."""
+    from kernelwright.agents.coder import LoweredCoder
     from kernelwright.agents.critic import HierarchyCritic, RuleCritic
-    from kernelwright.agents.lowered import LoweredCoder, LoweringPlanner, PlanCoder, SourceCache
-    from kernelwright.agents.planner import RulePlanner
+    from kernelwright.agents.lowered import SourceCache
+    from kernelwright.agents.planner import LoweringPlanner
     from kernelwright.agents.profiler import RooflineProfiler
     from kernelwright.tools.evaluate import WorkerPool, evaluate
     from kernelwright.tools.peaks import machine_peaks
@@ -37,11 +37,8 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
         if search is not None
         else RuleCritic(**limits)
     )
-    # The lowered program first; the template planner and coder for references that do not lower.
-    planner = LoweringPlanner(fallback=RulePlanner(), cache=lowered)
-    coder = PlanCoder(
-        LoweredCoder(seed=settings.seed, cache=lowered), TemplateCoder(seed=settings.seed)
-    )
+    planner = LoweringPlanner(cache=lowered)
+    coder = LoweredCoder(seed=settings.seed, cache=lowered)
     persist = None
     llm = settings.llm
     if llm.enabled:

@@ -43,7 +43,7 @@ class RunProgress:
             ):
                 self.best = profile.speedup
             verdict = f"{profile.speedup:.2f}x" if profile.correct else f"level {profile.level}"
-            step = f"evaluated {profile.template or profile.candidate_id}: {verdict}"
+            step = f"evaluated {profile.origin or profile.candidate_id}: {verdict}"
         for decision in update.get("decisions") or []:
             step = f"critic: {decision.action.value} ({decision.reason})"
         if "plan" in update and update["plan"] is not None:

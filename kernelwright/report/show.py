@@ -29,13 +29,13 @@ def print_run(
             f"plan: {plan.operator_class.value}, space {plan.implementation_space.value}, "
             f"backend {plan.backend}\n  strategy: {plan.strategy}\n  why: {plan.rationale}"
         )
-    table = Table("#", "candidate", "template", "verdict", "speedup [IQR]", "roofline", "flags")
+    table = Table("#", "candidate", "origin", "verdict", "speedup [IQR]", "roofline", "flags")
     for i, p in enumerate(profiles, 1):
         frac = p.roofline.fraction if p.roofline else None
         table.add_row(
             str(i),
             p.candidate_id,
-            p.template or "-",
+            p.origin or "-",
             "correct" if p.correct else f"level {p.level}",
             speedup_text(p.speedup, p.speedup_low, p.speedup_high),
             f"{frac:.1%}" if frac else "-",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernelwright.spec.contract import ImplementationSpace
 from kernelwright.spec.opclass import OperatorClass
@@ -16,17 +16,23 @@ from kernelwright.spec.result import KernelStats
 
 
 class Plan(BaseModel):
-    """The planner's choice (HIERA): what the task is, where to implement it, and how."""
+    """The planner's choice (HIERA): what the task is, where to implement it, and how.
 
-    model_config = ConfigDict(frozen=True)
+    ``sources`` names the parameterised programs the offline coder and the tuner move through,
+    best first: ``["lowered"]`` (the lowering compiler's program and its schedule space) or
+    ``[]`` when the reference does not lower (then only an LLM coder can write a kernel, and the
+    rationale says why). Plans saved by older versions carry ``templates``/``op_spec`` fields;
+    unknown fields are ignored on load.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
     operator_class: OperatorClass
     implementation_space: ImplementationSpace
     backend: str
     strategy: str  # one line: what to try first
     rationale: str  # why, in a few sentences
-    templates: list[str] = Field(default_factory=list)  # template names to try, best first
-    op_spec: dict[str, Any] = Field(default_factory=dict)  # what the templates must compute
-    flops: float = 0.0
+    sources: list[str] = Field(default_factory=list)  # parameterised program sources, best first
+    flops: float = 0.0  # the work the roofline bound counts (traced from the reference)
     min_bytes: int = 0
 
 
@@ -42,9 +48,15 @@ class Roofline(BaseModel):
 
 
 class Profile(BaseModel):
-    """The profiler's evidence about one candidate."""
+    """The profiler's evidence about one candidate.
 
-    model_config = ConfigDict(frozen=True)
+    ``origin`` is the candidate's (``lowered``, ``tuner:lowered``, ``llm``, ...); ``source`` is
+    the plan source the candidate is a point of (``lowered`` for the offline coder's and the
+    tuner's schedule points; ``None`` for a kernel the LLM wrote). Profiles saved by older
+    versions carry ``template: "template:<name>"``, read as that source.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
     candidate_id: str
     correct: bool
     level: int
@@ -55,17 +67,38 @@ class Profile(BaseModel):
     error: str | None = None
     roofline: Roofline | None = None
     stats: dict[str, dict[str, int | None]] = Field(default_factory=dict)
-    template: str | None = None  # "template:<name>" when rendered from a kernel template
+    origin: str = ""  # who wrote the candidate: "lowered", "tuner:lowered", "llm", ...
+    source: str | None = None  # the plan source it is a schedule point of ("lowered")
     params: dict[str, Any] = Field(default_factory=dict)
     stage: str = "outer"  # R^3 level that proposed it: "outer" (sources) or "inner" (tuner)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _read_old_template_field(cls, data: Any) -> Any:
+        """Older runs stored ``template: "template:<name>"``: read it as the source."""
+        if isinstance(data, dict) and data.get("template") and "source" not in data:
+            name = str(data["template"]).removeprefix("template:")
+            data = {**data, "source": name, "origin": data.get("origin") or name}
+        return data
+
 
 class Action(StrEnum):
+    """The critic's next step.
+
+    ``switch_strategy`` asks for a different discrete choice: another plan source, the other
+    implementation space, launch mode or row strategy of the lowered program's anchors and
+    groups. Older runs said ``switch_template``; it reads as ``switch_strategy``.
+    """
+
     VARY_PARAMS = "vary_params"
-    SWITCH_TEMPLATE = "switch_template"
+    SWITCH_STRATEGY = "switch_strategy"
     SWITCH_SPACE = "switch_space"
     SEARCH = "search"  # hand over to the search hook (tuner / archive)
     STOP = "stop"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Action | None:
+        return cls.SWITCH_STRATEGY if value == "switch_template" else None
 
 
 class Decision(BaseModel):

@@ -73,7 +73,7 @@ class ListCoder:
 
     def propose(self, task, contract, plan, history, n):
         self.calls += 1
-        return [Candidate(source="# offline\nclass ModelNew: pass\n", origin="template:x")]
+        return [Candidate(source="# offline\nclass ModelNew: pass\n", origin="lowered")]
 
 
 class FixedCritic:
@@ -162,7 +162,7 @@ def test_coder_falls_back_when_replies_are_dropped(scripted_llm, make_client, ta
     scripted_llm.push(reply("no code"), reply("no code either"))
     plan = FixedPlanner().plan(task, contract, "sycl")
     out = LLMCoder(make_client(), fallback=fallback).propose(task, contract, plan, history(), 1)
-    assert fallback.calls == 1 and out[0].origin == "template:x"
+    assert fallback.calls == 1 and out[0].origin == "lowered"
 
 
 def test_coder_stops_cleanly_at_the_budget(scripted_llm, make_client, task_and_contract):
@@ -181,12 +181,12 @@ def test_critic_uses_llm_but_rules_stop_first(scripted_llm, make_client):
     plan = FixedPlanner().plan(None, None, "sycl")
     client = make_client()
     scripted_llm.push(tool_call("CritiqueReply", {
-        "decision": "switch_template", "diagnosis": "spills\n everywhere",
+        "decision": "switch_strategy", "diagnosis": "spills\n everywhere",
         "next_steps": ["smaller tile"], "confidence": 0.8,
     }))
     h = history([profile("c1", 1.1)])
     decision = LLMCritic(client, FixedCritic()).decide(plan, h, 1.0)
-    assert decision.action == Action.SWITCH_TEMPLATE and decision.accepted == ["a"]
+    assert decision.action == Action.SWITCH_STRATEGY and decision.accepted == ["a"]
     assert decision.reason == "spills everywhere Next: smaller tile"
     prompt = scripted_llm.requests[0]["messages"][-1]["content"]
     assert "speedup 1.1x" in prompt and "Budget left: 9" in prompt

@@ -21,7 +21,7 @@ class Planner:
     def plan(self, task, contract, backend):
         return Plan(operator_class=OperatorClass.ELEMENTWISE,
                     implementation_space=ImplementationSpace.CUSTOM_KERNEL, backend=backend,
-                    strategy="blocks", rationale="test", templates=["a"], flops=1e6,
+                    strategy="blocks", rationale="test", sources=["a"], flops=1e6,
                     min_bytes=1_000_000)  # fmt: skip
 
 

@@ -28,7 +28,7 @@ class FakePlanner:
             backend=backend,
             strategy="try block sizes",
             rationale=f"tolerance seen: {contract.tolerance_for('float32')}",
-            templates=["a", "b"],
+            sources=["a", "b"],
             flops=1e6,
             min_bytes=1_000_000,
         )

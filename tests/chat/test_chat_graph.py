@@ -58,7 +58,7 @@ def test_rejected_plan_goes_back_to_the_planner_with_the_reason(settings):
     first = session.advance(None).payload
     pause = session.advance({"approve": False, "reason": "keep fp32 exact, [bold]no[/bold] BLAS"})
     assert pause.payload["kind"] == "plan" and planner.calls == 2
-    assert pause.payload["templates"] == ["b", "a"] != first["templates"]
+    assert pause.payload["sources"] == ["b", "a"] != first["sources"]
     assert "atol=0.0 rtol=0.0" in pause.payload["rationale"]  # the planner saw the new contract
     values = session.values()
     assert values["revision"] == 1 and values["feedback"][0]["stage"] == "plan"

@@ -24,7 +24,7 @@ class FakePlanner:
             backend=backend,
             strategy="try block sizes",
             rationale="test",
-            templates=["a", "b"],
+            sources=["a", "b"],
             flops=1e6,
             min_bytes=1_000_000,
         )
@@ -41,7 +41,7 @@ class FakeCoder:
                 source=f"# block {b}",
                 backend="torch",
                 params={"block": b},
-                origin="template:a" if b < 4 else "template:b",
+                origin="a" if b < 4 else "b",
             )
             for b in blocks
         ]

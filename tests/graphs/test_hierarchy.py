@@ -8,23 +8,29 @@ from pathlib import Path
 
 import pytest
 
-from kernelwright.agents.coder import TemplateCoder
+from kernelwright.agents.coder import LoweredCoder
 from kernelwright.agents.critic import HierarchyCritic
-from kernelwright.agents.planner import RulePlanner
+from kernelwright.agents.lowered import SourceCache
+from kernelwright.agents.planner import LoweringPlanner
 from kernelwright.agents.profiler import RooflineProfiler
 from kernelwright.config import Settings
 from kernelwright.graphs.hierarchy import R3Search
 from kernelwright.graphs.optimize import OptimizeContext
 from kernelwright.graphs.runner import resume_run, run_state, start_run
 from kernelwright.graphs.store import RunStore
+from kernelwright.spec import Task, derive_contract
 from kernelwright.spec.result import EvalResult, Level, Timing
-from kernelwright.templates import get_template
 from kernelwright.tools.evolve import MapElitesArchive
 
 from .fakes import PEAKS
 
 TASK = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "l1_gelu.py"
-SPACE = get_template("sycl.elementwise_vec").space()
+CACHE = SourceCache()  # one lowering of the task for every run of this module
+
+
+def _space() -> dict[str, list]:
+    task = Task.from_path(TASK)
+    return CACHE.get(task, derive_contract(task), "sycl").space()
 
 
 class TableEvaluator:
@@ -38,7 +44,8 @@ class TableEvaluator:
         if self.crash_after is not None and len(self.calls) >= self.crash_after:
             raise KeyboardInterrupt("simulated kill")
         self.calls.append(candidate.id)
-        rank = sum(list(SPACE[k]).index(v) for k, v in candidate.params.items() if k in SPACE)
+        space = _space()
+        rank = sum(space[k].index(v) for k, v in candidate.params.items() if k in space)
         speed = 1.0 + 0.1 * rank
         timing = Timing(reference_median_s=1e-3 * speed, reference_iqr_s=1e-6,
                         candidate_median_s=1e-3, candidate_iqr_s=1e-6, repeats=9, speedup=speed,
@@ -50,9 +57,10 @@ class TableEvaluator:
 def factory(evaluator):
     @contextlib.contextmanager
     def make(settings, store, run_id):
-        search = R3Search(store, run_id, settings)
+        search = R3Search(store, run_id, settings, CACHE)
         yield OptimizeContext(
-            settings=settings, store=store, planner=RulePlanner(), coder=TemplateCoder(),
+            settings=settings, store=store, planner=LoweringPlanner(cache=CACHE),
+            coder=LoweredCoder(cache=CACHE),
             profiler=RooflineProfiler(PEAKS), critic=HierarchyCritic(inner_share=0.5),
             evaluate=evaluator, search=search.inner, choose_parent=search.parent, batch_size=2,
         )
@@ -72,11 +80,13 @@ def test_hierarchy_moves_between_levels_and_says_why(settings):
     stages = [p.stage for p in state["profiles"]]
     assert "inner" in stages and "outer" in stages
     assert report.evaluations == 12
-    journal = settings.data_dir / "runs" / "h1" / "tune" / "sycl.elementwise_vec.journal"
+    journal = settings.data_dir / "runs" / "h1" / "tune" / "lowered.journal"
     assert journal.exists()
     inner_best = max(p.speedup for p in state["profiles"] if p.stage == "inner")
     first = state["profiles"][0].speedup
-    assert inner_best > first  # tuning improved on the template's defaults
+    assert inner_best > first  # tuning improved on the lowered program's default schedule
+    assert {p.source for p in state["profiles"]} == {"lowered"}
+    assert any(p.origin == "tuner:lowered" for p in state["profiles"])
 
 
 def test_kill_during_tuning_then_resume_loses_and_repeats_nothing(settings):
@@ -93,9 +103,10 @@ def test_kill_during_tuning_then_resume_loses_and_repeats_nothing(settings):
     # proposal is answered from history and marked duplicate_of, costing no evaluation).
     from kernelwright.tools.tune import OptunaTuner, SearchSpace
 
-    journal = RunStore(settings.data_dir).tune_journal_path("h2", "sycl.elementwise_vec")
-    tuner = OptunaTuner(SearchSpace.from_declared(SPACE), storage_path=journal,
-                        study_name="sycl.elementwise_vec")
+    journal = RunStore(settings.data_dir).tune_journal_path("h2", "lowered")
+    space = {k: tuple(v) for k, v in _space().items()}
+    tuner = OptunaTuner(SearchSpace.from_declared(space), storage_path=journal,
+                        study_name="lowered")
     told = [t for t in tuner.trials() if t.value is not None and t.evaluated]
     keys = [json.dumps(t.params, sort_keys=True) for t in told]
     assert told and len(keys) == len(set(keys))

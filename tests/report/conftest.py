@@ -35,7 +35,7 @@ class ScriptedPlanner:
             backend=backend,
             strategy=f"try block sizes {HOSTILE}",
             rationale="test",
-            templates=["a"],
+            sources=["a"],
             flops=1e6,
             min_bytes=1_000_000,
         )
@@ -53,7 +53,7 @@ class ScriptedCoder:
                 source=f"# block {b}\n# {HOSTILE}\nBLOCK = {b}\n```\n",
                 backend="torch",
                 params={"block": b},
-                origin="template:a",
+                origin="a",
                 parent=parent,
             )
             for b in blocks
