@@ -1,9 +1,12 @@
 """Warm per-candidate evaluation time and timing spread: BEFORE (a checkout of the old harness)
 and AFTER (this tree), measured in one run, side by side.
 
-The same candidates (each example task's naive SYCL candidate plus template-rendered SYCL and
-C++ variants from ``kernelwright.templates``) are evaluated by each tree in its own process
-(``--measure``, with ``PYTHONPATH`` pointing at that tree):
+The same candidates (each example task's naive SYCL candidate plus its lowered program for SYCL
+and C++ and ``--variants`` single-parameter schedule changes of the SYCL one, generated once by
+this tree's lowering compiler) are evaluated by each tree in its own process (``--measure``, with
+``PYTHONPATH`` pointing at that tree). Lowered candidates import
+``kernelwright.tools.lower.runtime`` from the tree that runs them, so the old tree must have the
+lowering (any commit since it landed); in an older one they fail to load and are reported so.
 
 1. a warm-up pass (fills that tree's build cache; for the old tree, its recordings too), not
    reported;
@@ -42,38 +45,26 @@ TASKS = ["l1_gelu", "l1_row_softmax", "l1_matmul"]
 
 
 def candidates(task: str, variants: int) -> list[tuple[str, str]]:
-    """(name, source): the naive example, then each template's defaults and ``variants``
-    single-parameter changes of the SYCL templates (fast_math left off)."""
-    import kernelwright
-
-    try:
-        from kernelwright.testing.template_specs import SPECS
-    except ImportError:  # older trees kept them in examples/
-        sys.path.insert(0, str(Path(kernelwright.__file__).resolve().parents[1] / "examples"))
-        from template_specs import SPECS
-
-    from kernelwright.errors import ConfigError
-    from kernelwright.templates import templates_for
+    """(name, source): the naive example, then the lowered program for SYCL and C++ at its
+    default schedule and ``variants`` single-parameter changes of the SYCL one."""
+    from kernelwright.spec import Task
+    from kernelwright.tools.lower import lower_task
 
     out = [("naive", (ROOT / "examples/candidates" / f"{task}_naive_sycl.py").read_text())]
-    spec = SPECS[task]
-    for t in templates_for(spec.operator_class):
-        out.append((f"{t.name}", t.render(None, spec)))
-        if t.backend != "sycl":
+    reference = Task.from_path(ROOT / "examples/tasks" / f"{task}.py")
+    for backend in ("sycl", "cpp"):
+        prog = lower_task(reference, backend)
+        out.append((f"lowered.{backend}", prog.candidate.source))
+        if backend != "sycl":
             continue
         found = 0
-        for name, choices in t.space().items():
-            for value in choices:
-                params = {name: value}
-                if found >= variants or name == "fast_math" or value == t.default_params()[name]:
-                    continue
-                try:
-                    t.validate(params)
-                except ConfigError:
-                    continue
-                out.append((f"{t.name}:{name}={value}", t.render(params, spec)))
-                found += 1
-                break
+        for name, choices in prog.space.items():
+            other = [v for v in choices if v != prog.params[name]]
+            if found >= variants or not other:
+                continue
+            changed = prog.with_params({name: other[0]})
+            out.append((f"lowered.sycl:{name}={other[0]}", changed.candidate.source))
+            found += 1
     return out
 
 
@@ -88,9 +79,10 @@ def measure(args: argparse.Namespace) -> None:
     settings = Settings(cache_dir=scratch / "cache", data_dir=scratch / "data",
                         min_time_s=args.min_time)
     work = []
+    listed = json.loads(Path(args.candidates).read_text())
     for name in args.tasks:
         task = Task.from_path(ROOT / "examples/tasks" / f"{name}.py")
-        for cname, source in candidates(name, args.variants):
+        for cname, source in listed[name]:
             work.append((task, cname, Candidate(source=source, backend=guess_backend(source))))
     rows = []
     with WorkerPool(settings) as pool:
@@ -127,7 +119,7 @@ def _row(task: str, name: str, wall: float, r) -> dict:
 
 def run_tree(tree: Path, args: argparse.Namespace, scratch: Path) -> list[dict]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", "--scratch",
-           str(scratch), "--min-time", str(args.min_time), "--variants", str(args.variants),
+           str(scratch), "--min-time", str(args.min_time), "--candidates", args.candidates,
            "--tasks", *args.tasks]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tree)
@@ -143,10 +135,12 @@ def main() -> None:
     parser.add_argument("--after", type=Path, default=ROOT)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--min-time", type=float, default=0.2, help="settings.min_time_s")
-    parser.add_argument("--variants", type=int, default=1, help="template variants per task")
+    parser.add_argument("--variants", type=int, default=1,
+                        help="single-parameter schedule variants of the lowered SYCL program")
     parser.add_argument("--tasks", nargs="*", default=TASKS)
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
+    parser.add_argument("--candidates", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure(args)
@@ -154,6 +148,9 @@ def main() -> None:
     if args.before is None:
         parser.error("--before PATH (a checkout of the old harness) is required")
     base = Path(tempfile.mkdtemp(prefix="kw_bench_"))
+    listed = base / "candidates.json"  # generated once, by this tree, for both trees
+    listed.write_text(json.dumps({t: candidates(t, args.variants) for t in args.tasks}))
+    args.candidates = str(listed)
     runs: dict[str, list[list[dict]]] = {"before": [], "after": []}
     for rep in range(args.repeats):
         for label, tree in (("before", args.before), ("after", args.after)):

@@ -2,8 +2,10 @@
 
 Strategies: random search (without replacement), KernelFoundry's exhaustive grid (declaration
 order), Optuna TPE (``OptunaTuner``), and the R^3 hierarchy (a MAP-Elites archive of kernel
-sources outside, TPE over launch parameters inside). Every strategy replays RECORDED timing
-tables, so many seeds cost nothing:
+sources outside, TPE over schedule parameters inside). Every strategy replays RECORDED timing
+tables, so many seeds cost nothing. ``--record`` measures the declared schedule space of each
+task's lowered SYCL program (the launch mode held at its default); tables recorded before the
+template library was retired (``source`` ``measured:sycl.*``) still replay:
 
     # measure the tables once with the real harness (slow: one evaluation per grid point)
     .venv/bin/python benchmarks/search_efficiency.py --record benchmarks/data/search_recorded.json
@@ -49,7 +51,7 @@ STRATEGIES: dict[str, Callable[[RecordedTable, int], Tuner] | None] = {
     "archive+tpe": None,  # the R^3 hierarchy: see hierarchy_curve
 }
 _POW2 = [16, 32, 64, 128, 256, 512, 1024]
-# Synthetic stand-ins shaped like the SYCL templates' declared spaces (plus a GEMM-like one).
+# Synthetic stand-ins: spaces shaped like vectorised pointwise, row-reduction and GEMM schedules.
 SYNTHETIC = {
     "syn_elementwise": {"wg_size": _POW2, "vec": [1, 2, 4, 8, 16], "unroll": [1, 2, 4, 8],
                         "chunks": [1, 2, 4, 8]},
@@ -59,17 +61,8 @@ SYNTHETIC = {
                  "tile_k": [4, 8, 16, 32], "reg": [1, 2, 4, 8]},
 }  # fmt: skip
 SYNTHETIC_LIMITS = {"syn_elementwise": 4096, "syn_gemm": 4096}
-# Real recordings: task file -> (template, sub-grid). Sub-grids keep recording under ~30 min.
-RECORD = {
-    "l1_gelu": ("sycl.elementwise_vec", {"wg_size": [64, 256, 1024], "vec": [1, 4, 16],
-                                         "unroll": [1, 4], "chunks": [1, 4]}),
-    "l1_row_softmax": ("sycl.rowwise_norm_wg", {"wg_size": [32, 128, 512],
-                                                "reduction": ["group", "tree"],
-                                                "online": [False, True], "unroll": [1, 4]}),
-    "l1_layernorm": ("sycl.rowwise_norm_wg", {"wg_size": [32, 128, 512],
-                                              "reduction": ["group", "tree"],
-                                              "online": [False, True], "unroll": [1, 4]}),
-}  # fmt: skip
+# Real recordings: example tasks whose lowered SYCL program's schedule space is measured.
+RECORD = ["l1_gelu", "l1_row_softmax", "l1_layernorm"]
 
 
 def best_so_far(tuner: Tuner, table: RecordedTable, budget: int) -> list[float]:
@@ -251,31 +244,32 @@ def synthetic_tables(seed: int = 0) -> list[RecordedTable]:
 
 
 def record_tables(out: Path, tasks: list[str]) -> list[RecordedTable]:
-    """Measure every sub-grid point with the real harness (one warm worker).
+    """Measure every point of each task's lowered SYCL schedule space (launch mode fixed at
+    its default) with the real harness (one warm worker).
 
     Saves after every point and skips points already in ``out``, so an interrupted recording
     resumes where it stopped.
     """
     from kernelwright.config import Settings
-    from kernelwright.templates import get_template
-    from kernelwright.testing.template_specs import SPECS
+    from kernelwright.spec import Task
     from kernelwright.tools.evaluate import WorkerPool, evaluate
+    from kernelwright.tools.lower import lower_task
     from kernelwright.tools.tune.base import params_key
     from kernelwright.tools.tune.space import SearchSpace
 
     done = {t.task: t for t in load_tables(out)} if out.exists() else {}
     with WorkerPool(Settings(seeds=1, min_time_s=0.05)) as pool:
         for task in tasks:
-            name, declared = RECORD[task]
+            path = ROOT / "examples/tasks" / f"{task}.py"
+            prog = lower_task(Task.from_path(path), "sycl")
+            declared = {k: list(v) for k, v in prog.space.items() if k != "launch"}
             old = done.get(task)
             rows = dict(old.rows) if old and old.declared == declared else {}
             refs = [old.reference_s] if old else []
-            template = get_template(name)
             for params in SearchSpace.from_declared(declared).grid():
                 if params_key(params) in rows:
                     continue
-                r = evaluate(ROOT / "examples/tasks" / f"{task}.py",
-                             template.candidate(params, SPECS[task]), pool=pool)  # fmt: skip
+                r = evaluate(path, prog.with_params(params).candidate, pool=pool)
                 rows[params_key(params)] = [int(r.level), r.speedup]
                 refs += [r.timing.reference_median_s] if r.timing else []
                 log.info("%s %s -> %s %s", task, params, r.level.name, r.speedup)
@@ -284,7 +278,7 @@ def record_tables(out: Path, tasks: list[str]) -> list[RecordedTable]:
                     declared,
                     dict(rows),
                     statistics.median(refs or [1e-3]),
-                    f"measured:{name}",
+                    "measured:lowered.sycl",
                 )
                 save_tables(list(done.values()), out)
     return [done[t] for t in tasks if t in done]
@@ -302,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", type=Path, help="recorded tables JSON (default: synthetic)")
     ap.add_argument("--record", type=Path, help="measure tables with the harness into this file")
-    ap.add_argument("--tasks", nargs="*", default=list(RECORD), help="tasks to --record")
+    ap.add_argument("--tasks", nargs="*", default=RECORD, help="example tasks to --record")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--model-budget", type=int, default=200, help="evaluations per TPE run")
     ap.add_argument("--plot", type=Path, default=ROOT / "benchmarks/results/search_efficiency.png")

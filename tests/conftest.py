@@ -51,8 +51,8 @@ def tmp_settings(tmp_path):
 
 @pytest.fixture(scope="session")
 def harness(tmp_path_factory):
-    """The real harness with quick settings and one warm pool for the session (the template
-    and example tests' verdicts); shares the backend contract suite's build cache."""
+    """The real harness with quick settings and one warm pool for the session (the example
+    tests' verdicts); shares the backend contract suite's build cache."""
     from kernelwright.testing.backend_contract import contract_cache_root
     from kernelwright.testing.harness_check import HarnessCheck, quick_settings
 

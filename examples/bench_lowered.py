@@ -1,7 +1,10 @@
-"""Speedup over PyTorch eager of the naive candidates and the default templates, per task.
+"""Speedup over PyTorch eager of the naive candidates and the lowered programs, per task.
 
 Usage:
-    OMP_WAIT_POLICY=PASSIVE .venv/bin/python examples/bench_templates.py [--harness] [task ...]
+    OMP_WAIT_POLICY=PASSIVE .venv/bin/python examples/bench_lowered.py [--harness] [task ...]
+
+The lowered programs (``kernelwright.tools.lower``, SYCL and C++) run at their default
+schedules: what the first round of every offline run evaluates before any search.
 
 Both modes go through the sandboxed harness (there is one evaluation path). By default with
 quick settings (one seed, ``kernelwright.testing.harness_check``: medians of a 0.2 s timing
@@ -19,16 +22,17 @@ if os.environ.get("OMP_WAIT_POLICY", "").upper() != "PASSIVE":  # must be set be
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
-from kernelwright.templates import templates_for  # noqa: E402
+from kernelwright.spec import Task  # noqa: E402
 from kernelwright.testing import harness_check as qc  # noqa: E402
-from kernelwright.testing.template_specs import SPECS  # noqa: E402
+from kernelwright.tools.lower import lower_task  # noqa: E402
 
 
 def sources(task: str) -> dict[str, str]:
-    """Implementation name -> candidate source: the naive one and each default template."""
+    """Implementation name -> candidate source: the naive one and the lowered programs."""
     out = {"naive": (qc.EXAMPLES / "candidates" / f"{task}_naive_sycl.py").read_text()}
-    for t in templates_for(SPECS[task].operator_class):
-        out[t.name] = t.render(None, SPECS[task])
+    reference = Task.from_path(qc.task_path(task))
+    for backend in ("sycl", "cpp"):
+        out[f"lowered.{backend}"] = lower_task(reference, backend).candidate.source
     return out
 
 
