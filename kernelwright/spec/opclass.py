@@ -1,4 +1,4 @@
-"""The coarse shapes of work the planner, the knowledge base and the templates distinguish."""
+"""The coarse shapes of work the planner and the knowledge base distinguish."""
 
 from __future__ import annotations
 

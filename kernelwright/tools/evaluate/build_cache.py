@@ -2,7 +2,7 @@
 
 Candidates see the cache read-only (their runners link its entries into a private, writable
 cache view, so their own builds never reach the shared one). Only trusted processes write it:
-the orchestrator's own builds (lowering, templates, the tuner building in-process) and
+the orchestrator's own builds (lowering, the tuner building in-process) and
 kernelwright's commands outside the sandbox.
 
 ``digests.json`` (in the cache directory, written only here) maps every entry's relative path

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kernelwright.tools.tune.space import Scalar, SearchSpace
 
 WORST_VALUE = 0.0  # a speedup no real candidate scores
-INVALID = "invalid_params"  # outcome of a parameter set the template's rules reject
+INVALID = "invalid_params"  # outcome of a parameter set the source's rules reject
 
 
 
@@ -129,7 +129,7 @@ class Tuner(ABC):
         self._finish(number, TrialState.PRUNED, None, {"outcome": "early_stop"})
 
     def reject(self, number: int) -> None:
-        """Drop trial ``number`` whose parameters the template refuses; costs no evaluation."""
+        """Drop trial ``number`` whose parameters the source refuses; costs no evaluation."""
         self._finish(number, TrialState.PRUNED, None, {"outcome": INVALID})
 
     def trials_by_number(self) -> dict[int, TrialRecord]:

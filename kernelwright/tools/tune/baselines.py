@@ -1,6 +1,6 @@
 """Baseline tuners with the same ask/tell interface: exhaustive grid and random search.
 
-``GridSearch`` is KernelFoundry's template-parameter method (every combination, in declaration
+``GridSearch`` is KernelFoundry's parameter method (every combination, in declaration
 order); ``RandomSearch`` draws without replacement from a finite space (with replacement from an
 infinite one). Both keep their history in memory: they are baselines for benchmarks and for
 spaces too small to need a study journal.

@@ -29,8 +29,8 @@ def run_tuning(
     Args:
         tuner: any ask/tell tuner.
         evaluate: the harness, ``evaluate(candidate) -> EvalResult``.
-        make_candidate: turns a parameter set into a candidate (e.g. ``template.candidate``);
-            a ``ConfigError`` (a template rule rejects the combination) prunes the trial.
+        make_candidate: turns a parameter set into a candidate (e.g. ``LoweredSource.candidate``);
+            a ``ConfigError`` (a rule of the source rejects the combination) prunes the trial.
         budget: maximum number of evaluations.
     """
     while tuner.n_evaluations < budget and not tuner.exhausted:
@@ -40,7 +40,7 @@ def run_tuning(
             break
         try:
             candidate = make_candidate(params)
-        except ConfigError as e:  # a cross-parameter rule of the template (tile % reg != 0)
+        except ConfigError as e:  # a cross-parameter rule of the source (tile % reg != 0)
             logger.info("trial %d %s rejected: %s", number, params, e)
             tuner.reject(number)
             continue

@@ -1,6 +1,6 @@
 """Recorded timing tables: evaluate a parameter set by looking up a measured (or synthetic) result.
 
-A table is measured once per (task, template parameters) with the real harness and then replays
+A table is measured once per (task, schedule parameters) with the real harness and then replays
 as an ``evaluate`` callable, so search strategies can be compared over many seeds at no cost
 (the record-replay idea of R^3 applied to the tuner itself). ``synthetic_table`` builds a table
 from a smooth analytic cost model with an infeasible region, for tests and as a fallback.

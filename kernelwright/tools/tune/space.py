@@ -1,6 +1,6 @@
-"""Search spaces for tuning: declared template parameters plus compiler options.
+"""Search spaces for tuning: declared schedule parameters plus compiler options.
 
-A candidate (or template) declares its tunable parameters as a mapping; :meth:`SearchSpace.
+A candidate (or lowered program) declares its tunable parameters as a mapping; :meth:`SearchSpace.
 from_declared` turns it into typed parameters that map onto Optuna distributions and, when
 finite, onto the exhaustive grid KernelFoundry benchmarks.
 

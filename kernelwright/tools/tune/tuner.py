@@ -1,4 +1,4 @@
-"""Bayesian tuning of template parameters and compiler options with Optuna (ask/tell).
+"""Bayesian tuning of schedule parameters and compiler options with Optuna (ask/tell).
 
 R^3 (LLNL) tunes launch and compiler parameters with Optuna's TPE inside each source variant;
 this is that inner loop. TPE (Bergstra et al. 2011) proposes ``argmax_x l(x) / g(x)`` where
@@ -79,7 +79,7 @@ class OptunaTuner(Tuner):
         seed: sampler seed.
         n_startup_trials: random trials before the model takes over; default
             ``min(10, max(4, d + 1))`` for ``d`` parameters (Optuna's fixed 10 wastes a third
-            of a small template grid; measured in benchmarks/search_efficiency.py).
+            of a small schedule grid; measured in benchmarks/search_efficiency.py).
         dedupe: answer a repeated proposal from the history instead of evaluating it again.
         max_requeues: how often one crashed parameter set may be retried.
         incorrect: ``"fail"`` or ``"worst"`` for incorrect results.
