@@ -5,8 +5,9 @@ The same candidates (each example task's naive SYCL candidate plus its lowered p
 and C++ and ``--variants`` single-parameter schedule changes of the SYCL one, generated once by
 this tree's lowering compiler) are evaluated by each tree in its own process (``--measure``, with
 ``PYTHONPATH`` pointing at that tree). Lowered candidates import
-``kernelwright.tools.lower.runtime`` from the tree that runs them, so the old tree must have the
-lowering (any commit since it landed); in an older one they fail to load and are reported so.
+``kernelwright.tools.lower.runtime`` from the tree that runs them: when the old tree has no
+lowering (a commit before it landed, such as the pre-sandbox harness 5810585), only the naive
+candidates are compared, and the output says so.
 
 1. a warm-up pass (fills that tree's build cache; for the old tree, its recordings too), not
    reported;
@@ -44,13 +45,15 @@ ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["l1_gelu", "l1_row_softmax", "l1_matmul"]
 
 
-def candidates(task: str, variants: int) -> list[tuple[str, str]]:
-    """(name, source): the naive example, then the lowered program for SYCL and C++ at its
-    default schedule and ``variants`` single-parameter changes of the SYCL one."""
+def candidates(task: str, variants: int, lowered: bool = True) -> list[tuple[str, str]]:
+    """(name, source): the naive example, then (with ``lowered``) the lowered program for SYCL
+    and C++ at its default schedule and ``variants`` single-parameter changes of the SYCL one."""
     from kernelwright.spec import Task
     from kernelwright.tools.lower import lower_task
 
     out = [("naive", (ROOT / "examples/candidates" / f"{task}_naive_sycl.py").read_text())]
+    if not lowered:
+        return out
     reference = Task.from_path(ROOT / "examples/tasks" / f"{task}.py")
     for backend in ("sycl", "cpp"):
         prog = lower_task(reference, backend)
@@ -148,8 +151,12 @@ def main() -> None:
     if args.before is None:
         parser.error("--before PATH (a checkout of the old harness) is required")
     base = Path(tempfile.mkdtemp(prefix="kw_bench_"))
+    lowered = (args.before / "kernelwright" / "tools" / "lower").is_dir()
+    if not lowered:
+        print(f"{args.before} has no lowering compiler: comparing the naive candidates only")
     listed = base / "candidates.json"  # generated once, by this tree, for both trees
-    listed.write_text(json.dumps({t: candidates(t, args.variants) for t in args.tasks}))
+    listed.write_text(json.dumps({t: candidates(t, args.variants, lowered)
+                                  for t in args.tasks}))
     args.candidates = str(listed)
     runs: dict[str, list[list[dict]]] = {"before": [], "after": []}
     for rep in range(args.repeats):
