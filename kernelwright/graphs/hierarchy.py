@@ -95,6 +95,8 @@ class R3Search:
             source = self.lowered.get(task, contract, plan.backend)
         except LoweringError:
             return []
+        if not source.space():  # nothing to tune (e.g. a C++ row group with fixed schedule)
+            return []
         tuner = self._tuner(source, best)
         self._tell_finished(source, tuner)
         return self._ask(source, tuner, history, n)
