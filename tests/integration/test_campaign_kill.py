@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = ("l1_gelu.py", "l1_row_softmax.py")
+# Tasks whose lowered C++ program has at least BUDGET_PER_TASK schedule points (a C++ row group
+# such as softmax declares no tunables yet, so its run stops after its one default candidate).
+TASKS = ("l1_gelu.py", "l1_matmul.py")
 BUDGET_PER_TASK = 3
 KILL_AT = (1, 4)  # kill once this many evaluations are logged (over all the campaign's runs)
 
