@@ -168,3 +168,37 @@ def test_store_that_is_a_file_names_the_fix(tmp_path):
     path.write_text("")
     with pytest.raises(RunStoreError, match="is a directory"):
         RunStore(path)
+
+
+UNLOWERABLE = """\
+import torch
+from torch import nn
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.sort(x, dim=-1).values
+def get_inputs():
+    return [torch.randn(16, 8)]
+"""
+
+
+@pytest.mark.slow
+def test_a_reference_that_does_not_lower_ends_the_offline_run_with_the_reason(settings, tmp_path):
+    from kernelwright.agents.coder import LoweredCoder
+    from kernelwright.agents.planner import LoweringPlanner
+
+    task = tmp_path / "sorted_rows.py"
+    task.write_text(UNLOWERABLE)
+    evaluator = FakeEvaluator()
+
+    @contextlib.contextmanager
+    def make(settings, store, run_id):
+        yield OptimizeContext(
+            settings=settings, store=store, planner=LoweringPlanner(),
+            coder=LoweredCoder(), profiler=RooflineProfiler(PEAKS),
+            critic=RuleCritic(max_idle_rounds=3), evaluate=evaluator,
+        )
+
+    report = start_run(task, settings, run_id="unlowered", context_factory=make)
+    assert not report.correct and report.evaluations == 0 and evaluator.calls == []
+    assert "does not lower" in report.reason and "aten.sort" in report.reason
+    assert RunStore(settings.data_dir).meta("unlowered")["status"] == "done"
