@@ -156,6 +156,21 @@ def test_coder_writes_whole_module_then_edits_the_best(scripted_llm, make_client
         assert needle in prompt, needle
 
 
+def test_coder_writes_from_scratch_when_the_plan_has_no_source(scripted_llm, make_client,
+                                                              task_and_contract):
+    """A reference that does not lower: no lowered seed, the LLM writes the whole module."""
+    from kernelwright.agents.coder import LoweredCoder
+
+    task, contract = task_and_contract
+    plan = FixedPlanner().plan(task, contract, "sycl")  # sources == []
+    scripted_llm.push(reply(f"```python\n{MODULE}```"))
+    out = LLMCoder(make_client(), fallback=LoweredCoder()).propose(
+        task, contract, plan, history(), 1
+    )
+    assert [c.origin for c in out] == ["llm"] and out[0].parent is None
+    assert len(scripted_llm.requests) == 1
+
+
 def test_coder_falls_back_when_replies_are_dropped(scripted_llm, make_client, task_and_contract):
     task, contract = task_and_contract
     fallback = ListCoder()
