@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kw_corpus import CI_SAMPLE, FAMILIES, ci_paths, family_of, spread, task_paths
+from kw_corpus import FAMILIES, SYCL_STRIDE, family_of, spread, task_paths, verified
 
 from kernelwright import load_task
 from kernelwright.spec import Contract, derive_contract, run_reference, variant_inputs
@@ -117,8 +117,11 @@ def _path(name: str) -> Path:
     return next(p for p in PATHS if p.stem == name)
 
 
-def test_ci_sample_names_existing_tasks_of_every_family():
-    picked = ci_paths(everything=False)
-    assert len(picked) == len(CI_SAMPLE) == len(set(CI_SAMPLE))
-    assert {family_of(p) for p in picked} == set(FAMILIES)
-    assert ci_paths(everything=True) == PATHS
+def test_ci_verifies_every_task_on_cpp_and_a_third_of_each_family_on_sycl():
+    assert verified("cpp") == PATHS
+    assert verified("sycl", everything=True) == PATHS
+    sycl = verified("sycl")
+    assert sycl == sorted(sycl)
+    for fam in FAMILIES:
+        members = [p for p in PATHS if family_of(p) == fam]
+        assert [p for p in sycl if family_of(p) == fam] == members[::SYCL_STRIDE]
