@@ -3,12 +3,13 @@
 The harness's cost per task is fixed cost, mostly in its own processes: a task session (a
 reference runner and a sandboxed fork server, each importing torch), the recording of the
 reference, and the builds (g++, icpx) in the candidate runner. The orchestrator side of one
-evaluation mostly waits on those processes, so a couple of threads, each with its own
-:class:`WorkerPool`, keep both cores of a CI machine busy while the test process lowers the
-next tasks (lowering is Python work that holds the GIL, so it stays on the main thread).
+evaluation mostly waits on those processes, so a couple of threads, each evaluating one task at
+a time in a :class:`WorkerPool` of its own, keep both cores of a CI machine busy while the test
+process lowers the next tasks (lowering holds the GIL, so it stays on the main thread).
 
-Each thread has its own pool, build cache and data directory: pools share no state, and two
-pools building the SYCL shim into one cache at once would race.
+Each task gets its own pool (closed after it: a pool keeps its tasks' sessions warm), and each
+thread its own build cache and data directory: two pools building the SYCL shim into one cache
+at once would race.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class BackgroundVerifier:
     def __init__(self, root: Path, backends: list[str], workers: int = 2) -> None:
         self.root, self.backends = root, backends
         self._local = threading.local()
-        self._pools: list[WorkerPool] = []
+        self._workers = 0
         self._lock = threading.Lock()
         self._futures: dict[str, Future] = {}
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kw-verify")
@@ -68,24 +69,24 @@ class BackgroundVerifier:
         """The verdicts of submission ``key``, by backend (raises what the evaluation raised)."""
         return self._futures[key].result(timeout)
 
-    def _pool(self) -> WorkerPool:
-        pool = getattr(self._local, "pool", None)
-        if pool is None:
+    def _root(self) -> Path:
+        """This thread's directory (its own build cache: the SYCL shim is built once each)."""
+        root = getattr(self._local, "root", None)
+        if root is None:
             with self._lock:
-                root = self.root / f"worker{len(self._pools)}"
-                pool = WorkerPool(verify_settings(root))
-                self._pools.append(pool)
-            self._local.pool = pool
-        return pool
+                root = self.root / f"worker{self._workers}"
+                self._workers += 1
+            self._local.root = root
+        return root
 
     def _evaluate(self, task: Task, candidates: dict[str, Candidate]) -> dict[str, EvalResult]:
-        pool = self._pool()
-        return {backend: pool.evaluate(task, cand) for backend, cand in candidates.items()}
+        # a pool per task: a pool keeps every task's session (two processes with torch
+        # loaded, ~230 MB each) until it closes, which over 167 tasks exhausts memory
+        with WorkerPool(verify_settings(self._root())) as pool:
+            return {backend: pool.evaluate(task, cand) for backend, cand in candidates.items()}
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
-        for pool in self._pools:
-            pool.close()
         # the harness sets the orchestrator's torch threads to 1 around each evaluation; two
         # threads doing so at once can leave this process at 1
         torch.set_num_threads(self._threads)
