@@ -69,6 +69,74 @@ template <typename T> KW_FN T kw_imod(T a, T b) {
 """
 
 
+# C++ only: float exp/tanh/erf written as straight-line arithmetic and selects, so g++
+# vectorises the loops that call them (glibc's vector libm is used only under
+# -ffinite-math-only, which would break inf/nan semantics). exp: Cody-Waite reduction
+# x = n ln2 + r, a degree-6 polynomial for e^r (Cephes' expf coefficients, ~1 ulp), 2^n built
+# from two exponent fields so n in [-150, 128] never overflows the field; inf/nan kept.
+# tanh: a odd polynomial below |x| < 0.625 (Cephes), 1 - 2 / (e^{2|x|} + 1) above (abs error
+# < 1e-7). erf: Cephes' odd polynomial below |x| < 1, Abramowitz & Stegun 7.1.26 above (abs
+# error < 1.5e-7 where erf > 0.84).
+_CPP_MATH = r"""
+static inline float kw_pow2i(int n) {
+    return __builtin_bit_cast(float, (unsigned int)(n + 127) << 23);
+}
+static inline float kw_expf(float x) {
+    float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : (x != x ? 0.0f : x));
+    float n = __builtin_rintf(xc * 1.44269504088896341f);
+    float r = xc - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int ni = (int)n;
+    int h = ni / 2;
+    float y = p * kw_pow2i(h) * kw_pow2i(ni - h);
+    return x < -103.5f ? 0.0f : (x != x ? x : y);
+}
+static inline float kw_tanhf(float x) {
+    float a = x < 0.0f ? -x : x;
+    float z = x * x;
+    float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z
+                   + 1.33314422036e-1f) * z - 3.33332819422e-1f) * z * x + x;
+    float e = kw_expf(2.0f * (a > 20.0f ? 20.0f : a));
+    float big = 1.0f - 2.0f / (e + 1.0f);
+    big = x < 0.0f ? -big : big;
+    return a < 0.625f ? small : (x != x ? x : big);
+}
+static inline float kw_erff(float x) {
+    float a = x < 0.0f ? -x : x;
+    float t = 1.0f / (1.0f + 0.3275911f * a);
+    float y = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t
+               + 0.254829592f) * t;
+    float r = 1.0f - y * kw_expf(-a * a);
+    r = x < 0.0f ? -r : r;
+    float z = x * x;
+    float s = x * ((((((7.853861353153693e-5f * z - 8.010193625184903e-4f) * z
+                      + 5.188327685732524e-3f) * z - 2.685381193529856e-2f) * z
+                    + 1.128358514861418e-1f) * z - 3.761262582423300e-1f) * z
+                  + 1.128379165726710f);
+    return a < 1.0f ? s : (x != x ? x : r);
+}
+"""
+# OpenMP SIMD reductions with torch's NaN-propagating max/min (emit.py's row loops use them)
+_CPP_REDUCE = r"""
+#pragma omp declare reduction(kw_maxr : float : omp_out = kw_maxn(omp_out, omp_in)) \
+    initializer(omp_priv = -KW_INF)
+#pragma omp declare reduction(kw_minr : float : omp_out = kw_minn(omp_out, omp_in)) \
+    initializer(omp_priv = KW_INF)
+#pragma omp declare reduction(kw_maxr : double : omp_out = kw_maxn(omp_out, omp_in)) \
+    initializer(omp_priv = -(double)KW_INF)
+#pragma omp declare reduction(kw_minr : double : omp_out = kw_minn(omp_out, omp_in)) \
+    initializer(omp_priv = (double)KW_INF)
+"""
+_CPP_FAST = {"exp": "kw_expf", "tanh": "kw_tanhf", "erf": "kw_erff"}
+
+
 @dataclass(frozen=True)
 class Dialect:
     """Spellings of one backend's kernel language."""
@@ -80,6 +148,8 @@ class Dialect:
     memcpy: str
 
     def fn(self, name: str, ctype: str = "float") -> str:
+        if self.name == "cpp" and ctype == "float" and name in _CPP_FAST:
+            return _CPP_FAST[name]
         if name == "rsqrt" and self.name == "cpp":
             return "1.0f / std::sqrt" if ctype == "float" else "1.0 / std::sqrt"
         if self.float_suffix and ctype == "float" and name != "rsqrt":
@@ -106,7 +176,8 @@ class Dialect:
                   "#define KW_NAN __int_as_float(0x7fffffff)\n") if self.name == "cuda" else (
                   "#define KW_INF (__builtin_inff())\n#define KW_NAN (__builtin_nanf(\"\"))\n")
         return (self.prelude_head + f"#define KW_FN {fn}\n" + consts
-                + f"#define KW_MEMCPY(d, s, n) {self.memcpy}(d, s, n)\n" + _COMMON + _HALF)
+                + f"#define KW_MEMCPY(d, s, n) {self.memcpy}(d, s, n)\n" + _COMMON + _HALF
+                + (_CPP_MATH + _CPP_REDUCE if self.name == "cpp" else ""))
 
 
 SYCL = Dialect("sycl", "sycl::", False,

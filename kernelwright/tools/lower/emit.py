@@ -109,7 +109,7 @@ def rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, lid: s
         _reduce_phase(k, r, outer, lid, wg)
     if grp.epilogue:
         _over_row(k, dom, outer, lid, wg, lambda idx: _write_epilogue(
-            k, dom.src_shape, idx, grp.epilogue, names))
+            k, dom.src_shape, idx, grp.epilogue, names), "")
     stored = [r for r in grp.main if r.id in names]
     if stored:
         with k.block("if (l == 0)" if lid is not None else ""):
@@ -138,13 +138,19 @@ def _out_index(r: Reduction, outer: list[Ix]) -> list[Ix]:
 
 
 def _over_row(k: KernelCtx, dom: Reduction, outer: list[Ix], lid: str | None, wg: int,
-              fn) -> None:
-    """Run ``fn(full index)`` for every element of the row (strided over the group)."""
+              fn, simd: str | None = None) -> None:
+    """Run ``fn(full index)`` for every element of the row (strided over the group).
+
+    ``simd``: on C++, the OpenMP ``simd`` clause for the innermost loop (a reduction clause
+    for reduction phases, empty for epilogues); g++ then vectorises along the row.
+    """
     sizes = dom.red_sizes
     if lid is None:
         opened, rv = [], []
-        for s in sizes:
+        for j, s in enumerate(sizes):
             name = k.fresh("r")
+            if simd is not None and j == len(sizes) - 1 and k.dialect.name == "cpp":
+                k.emit(f"#pragma omp simd{simd}")
             cm = k.loop(name, s)
             rv.append(cm.__enter__())
             opened.append(cm)
@@ -159,6 +165,20 @@ def _over_row(k: KernelCtx, dom: Reduction, outer: list[Ix], lid: str | None, wg
         fn(dom.full_index(outer, red))
 
 
+def simd_clause(r: Reduction, acc: str, pos: str | None) -> str | None:
+    """The OpenMP simd reduction clause for ``acc`` (None: keep the loop scalar)."""
+    if pos is not None:
+        return None
+    ct = r.acc_ctype()
+    if r.op in ("sum", "prod"):
+        return f" reduction({'+' if r.op == 'sum' else '*'}:{acc})"
+    if r.op in ("max", "min"):
+        if ct in ("float", "double"):
+            return f" reduction(kw_{r.op}r:{acc})"
+        return f" reduction({r.op}:{acc})"
+    return None
+
+
 def _reduce_phase(k: KernelCtx, r: Reduction, outer: list[Ix], lid: str | None,
                   wg: int) -> None:
     acc, pos = r.init(k)
@@ -169,7 +189,7 @@ def _reduce_phase(k: KernelCtx, r: Reduction, outer: list[Ix], lid: str | None,
         flat = linear([idx[d] for d in r.red_dims], tuple(r.red_sizes))
         r.combine(k, acc, pos, v, flat.render())
 
-    _over_row(k, r, outer, lid, wg, step)
+    _over_row(k, r, outer, lid, wg, step, simd_clause(r, acc, pos))
     if lid is not None:
         acc, pos = _group_combine(k, r, acc, pos)
     value = r.finish(k, acc, pos)
@@ -252,6 +272,115 @@ def gemm_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, rm: in
                 k.bind(g, idx, acc[r][s])
                 _store_node(k, g, names, idx, acc[r][s])
                 _write_epilogue(k, g.shape, idx, grp.epilogue, names)
+    return units
+
+
+def operand_strides(k: KernelCtx, body, idx: list[Ix]) -> dict[str, int]:
+    """Element strides of the buffer loads ``body(idx)`` makes, per loop variable of ``idx``.
+
+    A variable a load does not use has stride 0; one several loads use with different strides
+    gets the largest. Emits into a throwaway context (nothing reaches ``k``)."""
+    probe = KernelCtx(k.dialect, dict(k.realized), idx_type=k.idx_type)
+    probe.owned = set(k.owned)
+    probe.bound = {i: list(b) for i, b in k.bound.items()}
+    seen: dict[str, int] = {}
+    orig = probe.load_buffer
+
+    def load_buffer(name, node, ix):
+        flat = linear(ix, node.shape)
+        for atom, coef in flat.terms:
+            seen[atom] = max(seen.get(atom, 0), abs(coef))
+        return orig(name, node, ix)
+
+    probe.load_buffer = load_buffer  # type: ignore[method-assign]
+    try:
+        body(probe, idx)
+    except Exception:  # a value that cannot be probed: say "not contiguous"
+        return {}
+    return seen
+
+
+def gemm_body_cpp(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, rm: int,
+                  rn: int, form: str) -> int:
+    """C++ GEMM tile: ``rm`` rows x ``rn`` columns of C per unit (an OpenMP iteration).
+
+    ``nvec``: for each k, C[r, :] += A[r, k] * B[k, :] with the ``rn`` columns an OpenMP simd
+    loop (contiguous when B is stored K x N); the last column tile clamps its loads.
+    ``kdot``: rm x rn dot products along k, one simd reduction (A and B both stored along
+    k, e.g. nn.Linear's N x K weight). ``auto`` picks from the operands' strides.
+    """
+    g = grp.main[0]
+    nb = math.prod(g.batch) if g.batch else 1
+    ct = compute_type(g.dtype)
+    if form == "auto":
+        kv = Ix.var("kw_probe_k", g.kdim)
+        nv = Ix.var("kw_probe_n", g.n)
+        zero = [Ix.c(0)] * len(g.batch)
+        bs = operand_strides(k, g.b, zero + [kv, nv])
+        as_ = operand_strides(k, g.a, zero + [Ix.c(0), kv])
+        kdot = (bs.get("kw_probe_n") != 1 and bs.get("kw_probe_k") == 1
+                and as_.get("kw_probe_k") == 1)
+        form = "kdot" if kdot else "nvec"
+    if form == "kdot":
+        rn = min(rn, 4)
+        rm = min(rm, 4)
+    rm, rn = max(1, min(rm, g.m)), max(1, min(rn, g.n))
+    mt, nt = -(-g.m // rm), -(-g.n // rn)
+    units = nb * mt * nt
+    k.emit(f"const int bt = {unit} / {mt * nt};")
+    k.emit(f"const int n0 = ({unit} / {mt}) % {nt} * {rn};")
+    k.emit(f"const int m0 = {unit} % {mt} * {rm};")
+    batch = _vars(k, Ix.atom("bt", (0, nb - 1)), tuple(g.batch), "b") if g.batch else []
+    rows = [k.let(f"kw_min(m0 + {r}, {g.m - 1})", "int") for r in range(rm)]
+    row_ix = [Ix.atom(rw, (0, g.m - 1)) for rw in rows]
+    zero = literal(0, g.dtype)
+    if form == "kdot":
+        cols = [k.let(f"kw_min(n0 + {s}, {g.n - 1})", "int") for s in range(rn)]
+        col_ix = [Ix.atom(c, (0, g.n - 1)) for c in cols]
+        acc = [[k.var(ct, zero, "acc") for _ in range(rn)] for _ in range(rm)]
+        flat = ",".join(a for row in acc for a in row)
+        k.emit(f"#pragma omp simd reduction(+:{flat})")
+        with k.loop("kk", g.kdim) as kk:
+            av = [g.a(k, batch + [row_ix[r], kk]) for r in range(rm)]
+            bv = [g.b(k, batch + [kk, col_ix[s]]) for s in range(rn)]
+            for r in range(rm):
+                for s in range(rn):
+                    k.emit(f"{acc[r][s]} += {av[r]} * {bv[s]};")
+        k.emit(f"{ct} acc[{rm}][{rn}] = {{{', '.join('{' + ', '.join(row) + '}' for row in acc)}}};")
+    else:
+        k.emit(f"{ct} acc[{rm}][{rn}];")
+        with k.block(f"for (int r = 0; r < {rm}; ++r)"):
+            k.emit("#pragma omp simd")
+            with k.block(f"for (int s = 0; s < {rn}; ++s)"):
+                k.emit(f"acc[r][s] = {zero};")
+
+        def tile(col: Ix) -> None:
+            with k.loop("kk", g.kdim) as kk:
+                av = [g.a(k, batch + [row_ix[r], kk]) for r in range(rm)]
+                k.emit("#pragma omp simd")
+                with k.block(f"for (int s = 0; s < {rn}; ++s)"):
+                    b = g.b(k, batch + [kk, col])
+                    for r in range(rm):
+                        k.emit(f"acc[{r}][s] += {av[r]} * {b};")
+
+        if g.n % rn == 0:
+            tile(Ix.atom("n0", (0, g.n - 1)) + Ix.var("s", rn))
+        else:
+            with k.block(f"if (n0 + {rn} <= {g.n})"):
+                tile(Ix.atom("n0", (0, g.n - 1)) + Ix.var("s", rn))
+            with k.block("else"):
+                tile(Ix.atom(f"kw_min(n0 + s, {g.n - 1})", (0, g.n - 1)))
+    with k.block(f"for (int r = 0; r < {rm}; ++r)"):
+        with k.block(f"if (m0 + r < {g.m})"):
+            with k.block(f"for (int s = 0; s < {rn}; ++s)"):
+                with k.block(f"if (n0 + s < {g.n})"):
+                    k.emit("const int mi = m0 + r;")
+                    k.emit("const int ni = n0 + s;")
+                    idx = batch + [Ix.atom("mi", (0, g.m - 1)), Ix.atom("ni", (0, g.n - 1))]
+                    v = k.let("acc[r][s]", ct)
+                    k.bind(g, idx, v)
+                    _store_node(k, g, names, idx, v)
+                    _write_epilogue(k, g.shape, idx, grp.epilogue, names)
     return units
 
 
@@ -426,6 +555,9 @@ def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, st
         units = rows_body(k, grp, names, "u", "l" if cooperative else None, wg)
     elif grp.kind == "scan":
         units = scan_body(k, grp, names, "u")
+    elif grp.kind == "gemm" and d.name == "cpp":
+        units = gemm_body_cpp(k, grp, names, "u", int(params.get("rm", 4)),
+                              int(params.get("rn", 16)), str(params.get("form", "auto")))
     elif grp.kind == "gemm":
         units = gemm_body(k, grp, names, "u", int(params.get("rm", 2)), int(params.get("rn", 4)))
     elif grp.kind == "conv":

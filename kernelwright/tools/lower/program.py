@@ -27,6 +27,9 @@ from kernelwright.tools.lower.space import choose_defaults, group_space
 from kernelwright.tools.lower.vendor import VendorStep, vendor_conv, vendor_step
 
 BACKENDS = ("sycl", "cpp", "cuda")
+# -fno-trapping-math lets g++ if-convert (and so vectorise) loops whose selects guard float
+# arithmetic, such as the prelude's kw_expf; results are unchanged (only FP exception flags).
+COMPILE_OPTIONS: dict[str, tuple[str, ...]] = {"cpp": ("-fno-trapping-math",)}
 
 
 @dataclass
@@ -245,13 +248,15 @@ def render_module(prog: LoweredProgram, source: str, plans: dict[str, Any]) -> s
     return (f'"""{doc}\n"""\n\n'
             "from kernelwright.tools.lower.runtime import LoweredModule\n\n"
             f"BACKEND = {prog.backend!r}\n"
-            f"LAUNCH = {prog.params.get('launch', 'steps')!r}\n\n"
+            f"LAUNCH = {prog.params.get('launch', 'steps')!r}\n"
+            f"OPTIONS = {COMPILE_OPTIONS.get(prog.backend, ())!r}\n\n"
             f'SOURCE = r"""\n{source}\n"""\n\n'
             f"PLANS = {pprint.pformat(plans, width=99, sort_dicts=True)}\n\n"
             f"STATE = {pprint.pformat(prog.state, width=99)}\n\n"
             f"CONSTS = {pprint.pformat(prog.consts, width=99)}\n\n\n"
             "class ModelNew(LoweredModule):\n"
-            "    backend = BACKEND\n    launch = LAUNCH\n    source = SOURCE\n"
+            "    backend = BACKEND\n    launch = LAUNCH\n    options = OPTIONS\n"
+            "    source = SOURCE\n"
             "    plans = PLANS\n"
             "    state = STATE\n    consts = CONSTS\n")
 

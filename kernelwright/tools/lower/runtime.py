@@ -54,6 +54,7 @@ class LoweredModule(nn.Module):
     backend: str = "sycl"
     launch: str = "chain"  # chain: one prepared submission per forward (SYCL); steps
     source: str = ""
+    options: tuple[str, ...] = ()  # extra compiler options (C++: -fno-trapping-math)
     plans: dict[str, Any] = {}
     state: dict[str, Any] = {}
     consts: dict[str, str] = {}
@@ -68,7 +69,7 @@ class LoweredModule(nn.Module):
             else:
                 holder.register_buffer(leaf, value)
         self._consts = {k: decode_tensor(v).contiguous() for k, v in self.consts.items()}
-        self._kernels = _load(self.backend, self.source)
+        self._kernels = _load(self.backend, self.source, tuple(self.options))
         self._launch = _launcher(self.backend, self._kernels)
         self._runners: dict[tuple, Any] = {}
 
@@ -184,10 +185,10 @@ def _signature(training: bool, inputs: tuple[Any, ...]) -> str:
     return f"{'train' if training else 'eval'}|{shapes}"
 
 
-def _load(backend: str, source: str) -> Any:
+def _load(backend: str, source: str, options: tuple[str, ...] = ()) -> Any:
     from kernelwright.tools.backends import active_registry
 
-    return active_registry().get(backend).load_inline(source)
+    return active_registry().get(backend).load_inline(source, options=options)
 
 
 def _launcher(backend: str, kernels: Any):
