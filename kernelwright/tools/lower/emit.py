@@ -76,6 +76,8 @@ def pointwise_body(k: KernelCtx, grp: Group, names: dict[int, str], u: str,
                    ipw: int) -> int:
     node = grp.main[0]
     n = node.numel
+    if k.dialect.name == "cpp" and node.shape and node.shape[-1] >= 8:
+        return pointwise_rows_cpp(k, node, names, u)
     units = -(-n // ipw)
     if ipw == 1:
         idx = _vars(k, Ix.atom(u, (0, n - 1)), node.shape, "i")
@@ -87,6 +89,29 @@ def pointwise_body(k: KernelCtx, grp: Group, names: dict[int, str], u: str,
             idx = _vars(k, Ix.atom("f", (0, n - 1)), node.shape, "i")
             _write(k, node, names, idx)
     return units
+
+
+def pointwise_rows_cpp(k: KernelCtx, node: Node, names: dict[int, str], u: str) -> int:
+    """C++: a unit is a row (or a chunk of one) of the last dim, an OpenMP simd loop, so
+    index math is affine in the loop variable and contiguous operands load as vectors.
+    Few long rows are cut into chunks so that every thread gets work."""
+    cols = node.shape[-1]
+    rows = node.numel // cols
+    nchunk = 1 if rows >= 32 else max(1, min(-(-cols // 256), -(-32 // rows)))
+    ch = -(-cols // nchunk)
+    if nchunk == 1:
+        k.emit(f"const {k.idx_type} row = {u};")
+        lo, hi = "0", str(cols)
+    else:
+        k.emit(f"const {k.idx_type} row = {u} / {nchunk};")
+        k.emit(f"const {k.idx_type} c0 = {u} % {nchunk} * {ch};")
+        k.emit(f"const {k.idx_type} c1 = kw_min(c0 + {ch}, ({k.idx_type}){cols});")
+        lo, hi = "c0", "c1"
+    outer = _vars(k, Ix.atom("row", (0, rows - 1)), tuple(node.shape[:-1]), "i")
+    k.emit("#pragma omp simd")
+    with k.block(f"for ({k.idx_type} j = {lo}; j < {hi}; ++j)"):
+        _write(k, node, names, outer + [Ix.var("j", cols)])
+    return rows * nchunk
 
 
 def _write(k: KernelCtx, node: Node, names: dict[int, str], idx: list[Ix]) -> None:
@@ -477,13 +502,20 @@ def signature(k: KernelCtx) -> tuple[list[str], str]:
 SUB_GROUP = 16  # the SYCL CPU device's widest float sub-group (AVX-512)
 
 
-def wrap(d: Dialect, name: str, k: KernelCtx, units: int, wg: int, cooperative: bool
-         ) -> KernelSource:
+# C++: below this many elements of work a kernel runs on the calling thread (waking the
+# OpenMP team costs more than it saves; torch's own grain size is 32768 too)
+PARALLEL_GRAIN = 32768
+
+
+def wrap(d: Dialect, name: str, k: KernelCtx, units: int, wg: int, cooperative: bool,
+         work: int | None = None) -> KernelSource:
     args, decl = signature(k)
     body = "\n".join(k.lines)
     if d.name == "cpp":
+        par = ("#pragma omp parallel for schedule(static)\n"
+               if units > 1 and (work is None or work >= PARALLEL_GRAIN) else "")
         text = (f'extern "C" void {name}({decl}) {{\n'
-                f"#pragma omp parallel for schedule(static)\n"
+                f"{par}"
                 f"  for (int u = 0; u < {units}; ++u) {{\n{body}\n  }}\n}}\n")
         return KernelSource(name, text, args, units, 1)
     if d.name == "sycl":
@@ -537,6 +569,19 @@ static __device__ T kw_block_reduce(T v, Op op, void* smem) {
 """
 
 
+def work_of(grp: Group) -> int:
+    """Rough element operations of a group's kernel (for the C++ parallel threshold)."""
+    node = grp.main[0]
+    if grp.kind == "rows":
+        src = math.prod(node.src_shape)  # type: ignore[attr-defined]
+        return src * (len(grp.main) + (1 if grp.epilogue else 0))
+    if grp.kind == "gemm":
+        return node.numel * node.kdim  # type: ignore[attr-defined]
+    if grp.kind == "conv":
+        return node.numel * max(1, node.cost)
+    return node.numel * max(1, min(node.cost, 64))
+
+
 def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, str],
                params: dict[str, Any], idx_type: str = "int") -> KernelSource:
     """Emit ``grp`` as a kernel named ``grp.name`` (raises NotFusable to split it)."""
@@ -564,7 +609,7 @@ def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, st
         units = conv_body(k, grp, names, "u", int(params.get("ocb", 4)))
     else:
         raise ValueError(grp.kind)
-    src = wrap(d, grp.name, k, units, wg, cooperative)
+    src = wrap(d, grp.name, k, units, wg, cooperative, work_of(grp))
     src.info = {"kind": grp.kind, "nodes": [n.name for n in grp.nodes],
                 "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")}
     return src

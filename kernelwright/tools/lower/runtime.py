@@ -95,6 +95,8 @@ class LoweredModule(nn.Module):
                 f"{sorted(self.plans)}. Lower the task again with these shapes as a variant.")
         if self.launch == "chain" and self.backend == "sycl" and _zero_copy():
             return _Chain(self, plan)
+        if self.backend == "cpp" and not any("vendor" in s for s in plan["steps"]):
+            return _CppChain(self, plan)
         return lambda owner, xs: owner._run(plan, xs)
 
     def _run(self, plan: dict[str, Any], inputs: tuple[Any, ...]) -> Any:
@@ -170,6 +172,49 @@ class _Chain:
                     _vendor(seg, table)
                 else:
                     seg(ptrs)
+        return outs[0] if self.single else tuple(outs)
+
+
+class _CppChain:
+    """A C++ signature's plan with the per-call work cut to pointers: each kernel is called
+    through its own ctypes prototype (all arguments ``void*``) with argument slots resolved
+    once; temporaries are allocated once, outputs fresh per call."""
+
+    def __init__(self, owner: LoweredModule, plan: dict[str, Any]) -> None:
+        import ctypes
+
+        self.inputs = [i for i, n in enumerate(plan["inputs"]) if n is not None]
+        state = [owner._state_tensor(t) for _, t in plan["state"]]
+        consts = [owner._consts[t] for _, t in plan["consts"]]
+        self.temps = [torch.empty(s, dtype=dtype_of(d)) for s, d in plan["temps"].values()]
+        self.state = state
+        self.outputs = [(tuple(s), dtype_of(d)) for _, s, d in plan["outputs"]]
+        self.single = plan["single"]
+        order = ([plan["inputs"][i] for i in self.inputs] + [n for n, _ in plan["state"]]
+                 + [n for n, _ in plan["consts"]] + list(plan["temps"])
+                 + [n for n, _, _ in plan["outputs"]])
+        slot: dict[str, int] = {}
+        for i, n in enumerate(order):
+            slot.setdefault(n, i)
+        self.n_inputs = len(self.inputs)
+        self.fixed = ([t.data_ptr() for t in state] + [c.data_ptr() for c in consts]
+                      + [t.data_ptr() for t in self.temps])
+        self.keep = consts
+        lib = ctypes.CDLL(str(owner._kernels.build.artifact))
+        self.calls = []
+        for s in plan["steps"]:
+            fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(s["args"]))(
+                (s["kernel"], lib))
+            self.calls.append((fn, [slot[a] for a in s["args"]]))
+        self.lib = lib
+
+    def __call__(self, owner: LoweredModule, inputs: tuple[Any, ...]) -> Any:
+        xs = [inputs[i] for i in self.inputs]
+        xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
+        outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
+        ptrs = [x.data_ptr() for x in xs] + self.fixed + [o.data_ptr() for o in outs]
+        for fn, idx in self.calls:
+            fn(*[ptrs[i] for i in idx])
         return outs[0] if self.single else tuple(outs)
 
 

@@ -13,6 +13,12 @@ CHOICES = {
 }
 
 
+# C++ GEMM tiles: columns are an OpenMP simd loop, so wider choices
+CPP_CHOICES = {("gemm", "rn"): [4, 8, 16, 32]}
+# parameters the C++ emitter does not read (work-groups; pointwise rows are simd loops)
+CPP_UNUSED = {"pointwise": ("wg", "ipw")}
+
+
 def group_space(prog, contract) -> dict[str, list[Any]]:
     """``g<i>.<param>`` for every group of the nominal signature."""
     space: dict[str, list[Any]] = {}
@@ -20,9 +26,12 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
         space["launch"] = ["chain", "steps"]
     for gi, grp in enumerate(prog.variants[0].sched.groups):
         for p, choices in CHOICES[grp.kind].items():
-            if prog.backend == "cpp" and p in ("wg", "strategy"):
+            if prog.backend == "cpp" and p in CPP_UNUSED.get(grp.kind, ("wg", "strategy")):
                 continue
-            space[f"g{gi}.{p}"] = list(choices)
+            space[f"g{gi}.{p}"] = list(CPP_CHOICES.get((grp.kind, p), choices)
+                                        if prog.backend == "cpp" else choices)
+        if grp.kind == "gemm" and prog.backend == "cpp":
+            space[f"g{gi}.form"] = ["auto", "nvec", "kdot"]
         if grp.kind in ("gemm", "conv") and vendor_allowed(prog, contract):
             space[f"g{gi}.impl"] = ["kernel", "vendor"]
     return space
@@ -53,9 +62,14 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
         elif grp.kind == "pointwise":
             if f"{pre}wg" in prog.space:
                 params[f"{pre}wg"] = 256
-            params[f"{pre}ipw"] = 1
+            if f"{pre}ipw" in prog.space:
+                params[f"{pre}ipw"] = 1
         elif grp.kind == "gemm":
-            params[f"{pre}rm"], params[f"{pre}rn"] = 8, 1
+            if prog.backend == "cpp":  # see emit.gemm_body_cpp
+                params[f"{pre}rm"], params[f"{pre}rn"] = 4, 16
+                params[f"{pre}form"] = "auto"
+            else:
+                params[f"{pre}rm"], params[f"{pre}rn"] = 8, 1
             g = grp.main[0]
             flops = 2 * g.m * g.n * g.kdim * (g.numel // max(1, g.m * g.n))
             if f"{pre}impl" in prog.space:
