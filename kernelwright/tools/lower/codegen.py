@@ -52,6 +52,7 @@ class KernelCtx:
     idx_type: str = "int"
     owned: set[int] = field(default_factory=set)  # non-pointwise nodes this kernel computes
     subgroup: bool = False  # cooperative rows reduce over one sub-group (SYCL)
+    lanes: int = 0  # rows one work-item each: partial results per lane (emit._reduce_lanes)
 
     # -- statements ----------------------------------------------------------------------
 

@@ -204,9 +204,58 @@ def simd_clause(r: Reduction, acc: str, pos: str | None) -> str | None:
     return None
 
 
+LANE_OPS = ("sum", "prod", "max", "min")
+
+
+def _reduce_lanes(k: KernelCtx, r: Reduction, outer: list[Ix], acc: str) -> None:
+    """One work-item's reduction of a row in ``k.lanes`` independent partial results.
+
+    The innermost reduced dim is walked ``V`` elements at a time, element ``e`` of each step
+    combined into lane ``e``: no dependence between lanes, so the device compiler vectorises
+    the step (contiguous loads along rows); the rest of the row goes into ``acc``, then the
+    lanes. On the SYCL CPU device this is what the hand-written ``sycl::vec`` row kernels did,
+    for any fused body.
+    """
+    from kernelwright.tools.lower.ir import REDUCE_INIT
+
+    V = k.lanes
+    ct = r.acc_ctype()
+    lane = k.fresh("lane")
+    k.emit(f"{ct} {lane}[{V}];")
+    k.emit(f"for (int e = 0; e < {V}; ++e) {lane}[e] = {literal(REDUCE_INIT[r.op], r.acc_dtype)};")
+    sizes = r.red_sizes
+    opened, rv = [], []
+    for s in sizes[:-1]:
+        cm = k.loop(k.fresh("r"), s)
+        rv.append(cm.__enter__())
+        opened.append(cm)
+    n = sizes[-1]
+    full = n // V * V
+    j, e, rj = k.fresh("j"), k.fresh("e"), k.fresh("rj")
+    with k.block(f"for (int {j} = 0; {j} < {full}; {j} += {V})"):
+        with k.block(f"for (int {e} = 0; {e} < {V}; ++{e})"):
+            k.emit(f"const int {rj} = {j} + {e};")
+            assert r.body is not None
+            v = r.body(k, r.full_index(outer, rv + [Ix.atom(rj, (0, n - 1))]))
+            r.combine(k, f"{lane}[{e}]", None, v, "0")
+    if full < n:
+        with k.block(f"for (int {rj} = {full}; {rj} < {n}; ++{rj})"):
+            v = r.body(k, r.full_index(outer, rv + [Ix.atom(rj, (0, n - 1))]))
+            r.combine(k, acc, None, v, "0")
+    for cm in reversed(opened):
+        cm.__exit__(None, None, None)
+    with k.block(f"for (int {e} = 0; {e} < {V}; ++{e})"):
+        r.combine(k, acc, None, f"{lane}[{e}]", "0")
+
+
 def _reduce_phase(k: KernelCtx, r: Reduction, outer: list[Ix], lid: str | None,
                   wg: int) -> None:
     acc, pos = r.init(k)
+    if (lid is None and k.lanes > 1 and pos is None and r.op in LANE_OPS
+            and r.red_sizes and r.red_sizes[-1] >= k.lanes):
+        _reduce_lanes(k, r, outer, acc)
+        k.bind(r, outer, r.finish(k, acc, pos))
+        return
 
     def step(idx):
         assert r.body is not None
@@ -594,6 +643,8 @@ def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, st
     elif grp.kind == "rows":
         strategy = params.get("strategy", "item")
         cooperative = d.name != "cpp" and strategy in ("group", "subgroup")
+        if strategy == "lanes" and d.name != "cpp":
+            k.lanes = int(params.get("lanes", 16))
         if cooperative and strategy == "subgroup":
             wg = SUB_GROUP if d.name == "sycl" else 32
             k.subgroup = d.name == "sycl"

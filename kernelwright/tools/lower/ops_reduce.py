@@ -226,7 +226,8 @@ def softmax(b: Builder, x: Node, dim: int, dtype: torch.dtype, log: bool) -> Nod
         t = s.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
         if log:
             return k.let(f"({z} - {k.dialect.call('log', ct, t)})", ct)
-        return k.let(f"({k.dialect.call('exp', ct, z)} / {t})", ct)
+        inv = k.let(f"(({ct})1 / {t})", ct)  # row invariant: one division per row
+        return k.let(f"({k.dialect.call('exp', ct, z)} * {inv})", ct)
 
     return b.add(Pointwise(tuple(x.shape), dtype, [x, mx, s], fn=out, cost=4))
 

@@ -6,7 +6,8 @@ from typing import Any
 
 CHOICES = {
     "pointwise": {"wg": [64, 128, 256, 512], "ipw": [1, 2, 4, 8]},
-    "rows": {"strategy": ["subgroup", "item", "group"], "wg": [16, 32, 64, 128, 256, 512]},
+    "rows": {"strategy": ["lanes", "subgroup", "item", "group"],
+             "wg": [4, 8, 16, 32, 64, 128, 256, 512], "lanes": [4, 8, 16, 32]},
     "scan": {"wg": [16, 64, 128]},
     "gemm": {"rm": [1, 2, 4, 8], "rn": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
     "conv": {"ocb": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
@@ -16,7 +17,7 @@ CHOICES = {
 # C++ GEMM tiles: columns are an OpenMP simd loop, so wider choices
 CPP_CHOICES = {("gemm", "rn"): [4, 8, 16, 32]}
 # parameters the C++ emitter does not read (work-groups; pointwise rows are simd loops)
-CPP_UNUSED = {"pointwise": ("wg", "ipw")}
+CPP_UNUSED = {"pointwise": ("wg", "ipw"), "rows": ("wg", "strategy", "lanes")}
 
 
 def group_space(prog, contract) -> dict[str, list[Any]]:
@@ -56,9 +57,17 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             dom = grp.domain
             rows, length = dom.numel, dom.red_numel
             if f"{pre}strategy" in prog.space:
-                params[f"{pre}strategy"] = "group" if length >= 64 and rows < 4096 else "item"
-                params[f"{pre}wg"] = _pow2_at_most(length, 256) if params[
-                    f"{pre}strategy"] == "group" else 64
+                # the reduced dims end with the source's last (contiguous) dim: one work-item
+                # per row, lanes along the row, work-groups of 8 (below the device's 16-wide
+                # implicit vectoriser, which would put rows in lanes and gather); otherwise
+                # one work-item per row in groups of 64, whose lanes are then neighbouring
+                # (contiguous) outer positions.
+                last = len(dom.src_shape) - 1
+                lanes = (dom.red_dims and dom.red_dims[-1] == last
+                         and dom.src_shape[last] >= 16)
+                params[f"{pre}strategy"] = "lanes" if lanes else "item"
+                params[f"{pre}wg"] = 8 if lanes else 64
+                params[f"{pre}lanes"] = 16
         elif grp.kind == "pointwise":
             if f"{pre}wg" in prog.space:
                 params[f"{pre}wg"] = 256
@@ -101,10 +110,3 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
         elif grp.kind == "scan" and f"{pre}wg" in prog.space:
             params[f"{pre}wg"] = 16
     return params
-
-
-def _pow2_at_most(n: int, cap: int) -> int:
-    p = 16
-    while p * 2 <= min(n, cap):
-        p *= 2
-    return p if n >= 16 else 16
