@@ -53,6 +53,7 @@ class KernelCtx:
     owned: set[int] = field(default_factory=set)  # non-pointwise nodes this kernel computes
     subgroup: bool = False  # cooperative rows reduce over one sub-group (SYCL)
     lanes: int = 0  # rows one work-item each: partial results per lane (emit._reduce_lanes)
+    stash: tuple | None = None  # emit._stash_of: elements kept in an output on the way
 
     # -- statements ----------------------------------------------------------------------
 

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import Dialect
 from kernelwright.tools.lower.dtypes import compute_type, literal, storage_type
@@ -123,18 +125,77 @@ def _write(k: KernelCtx, node: Node, names: dict[int, str], idx: list[Ix]) -> No
 # -- row groups --------------------------------------------------------------------------
 
 
+class StashMismatch(Exception):
+    """The epilogue read a stashed element at another index: emit without the stash."""
+
+
+def _stash_of(k: KernelCtx, grp: Group, names: dict[int, str]):
+    """``(reduction, stashed node, output buffer, epilogue node)`` when a reduction of the
+    group sums a node directly (``Reduction.direct``, softmax's exponentials) that its one
+    epilogue reads and whose output has that node's shape and (non-half) dtype: the reduction
+    pass then writes each element to the output and the epilogue reads it back."""
+    if len(grp.epilogue) != 1:
+        return None
+    e = grp.epilogue[0]
+    for r in grp.main:
+        src = r.direct
+        if (src is not None and src.id not in k.realized and e.id in names
+                and any(dep is src for dep in e.deps) and tuple(e.shape) == tuple(src.shape)
+                and e.dtype == src.dtype and e.dtype in (torch.float32, torch.float64)):
+            return r, src, names[e.id], e
+    return None
+
+
+def _epilogue_from_stash(k: KernelCtx, dom: Reduction, outer: list[Ix], lid: str | None,
+                         wg: int, grp: Group, names: dict[int, str]) -> None:
+    _, src, buf, e = k.stash
+    loads: list[tuple[Ix, Ix]] = []
+    plain = k.load_buffer
+
+    def load_buffer(name, node, ix):
+        if name == buf:
+            loads.append((linear(ix, node.shape), want[0]))
+        return plain(name, node, ix)
+
+    want: list[Ix] = [Ix.c(0)]
+
+    def write(idx):
+        want[0] = linear(idx, tuple(dom.src_shape))
+        _write_epilogue(k, dom.src_shape, idx, grp.epilogue, names)
+
+    k.realized[src.id] = buf
+    k.load_buffer = load_buffer  # type: ignore[method-assign]
+    try:
+        _over_row(k, dom, outer, lid, wg, write, "")
+    finally:
+        del k.realized[src.id]
+        k.load_buffer = plain  # type: ignore[method-assign]
+    if any(got != at for got, at in loads):
+        raise StashMismatch(e.name)
+
+
+def _stash_store(k: KernelCtx, r: Reduction, idx: list[Ix], value: str) -> None:
+    if k.stash is not None and k.stash[0] is r:
+        _, src, buf, e = k.stash
+        k.store(buf, e, idx, value)
+
+
 def rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, lid: str | None,
-              wg: int) -> int:
+              wg: int, stash: bool = True) -> int:
     """One row (outer index) per unit; ``lid``/``wg`` split the row over a work-group."""
     dom: Reduction = grp.domain  # type: ignore[assignment]
     outer_shape = tuple(dom.src_shape[d] for d in dom.outer_dims)
     n_outer = math.prod(outer_shape)
     outer = _vars(k, Ix.atom(unit, (0, max(0, n_outer - 1))), outer_shape, "o")
+    k.stash = _stash_of(k, grp, names) if stash else None
     for r in grp.main:
         _reduce_phase(k, r, outer, lid, wg)
     if grp.epilogue:
-        _over_row(k, dom, outer, lid, wg, lambda idx: _write_epilogue(
-            k, dom.src_shape, idx, grp.epilogue, names), "")
+        if k.stash is None:
+            _over_row(k, dom, outer, lid, wg, lambda idx: _write_epilogue(
+                k, dom.src_shape, idx, grp.epilogue, names), "")
+        else:
+            _epilogue_from_stash(k, dom, outer, lid, wg, grp, names)
     stored = [r for r in grp.main if r.id in names]
     if stored:
         with k.block("if (l == 0)" if lid is not None else ""):
@@ -236,11 +297,15 @@ def _reduce_lanes(k: KernelCtx, r: Reduction, outer: list[Ix], acc: str) -> None
         with k.block(f"for (int {e} = 0; {e} < {V}; ++{e})"):
             k.emit(f"const int {rj} = {j} + {e};")
             assert r.body is not None
-            v = r.body(k, r.full_index(outer, rv + [Ix.atom(rj, (0, n - 1))]))
+            full_idx = r.full_index(outer, rv + [Ix.atom(rj, (0, n - 1))])
+            v = r.body(k, full_idx)
+            _stash_store(k, r, full_idx, v)
             r.combine(k, f"{lane}[{e}]", None, v, "0")
     if full < n:
         with k.block(f"for (int {rj} = {full}; {rj} < {n}; ++{rj})"):
-            v = r.body(k, r.full_index(outer, rv + [Ix.atom(rj, (0, n - 1))]))
+            full_idx = r.full_index(outer, rv + [Ix.atom(rj, (0, n - 1))])
+            v = r.body(k, full_idx)
+            _stash_store(k, r, full_idx, v)
             r.combine(k, acc, None, v, "0")
     for cm in reversed(opened):
         cm.__exit__(None, None, None)
@@ -260,6 +325,7 @@ def _reduce_phase(k: KernelCtx, r: Reduction, outer: list[Ix], lid: str | None,
     def step(idx):
         assert r.body is not None
         v = r.body(k, idx)
+        _stash_store(k, r, idx, v)
         flat = linear([idx[d] for d in r.red_dims], tuple(r.red_sizes))
         r.combine(k, acc, pos, v, flat.render())
 
@@ -648,7 +714,16 @@ def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, st
         if cooperative and strategy == "subgroup":
             wg = SUB_GROUP if d.name == "sycl" else 32
             k.subgroup = d.name == "sycl"
-        units = rows_body(k, grp, names, "u", "l" if cooperative else None, wg)
+        try:
+            units = rows_body(k, grp, names, "u", "l" if cooperative else None, wg)
+        except StashMismatch:
+            k = _ctx(d, real, grp, idx_type)
+            k.depth = 1 if d.name != "cpp" else 2
+            k.subgroup = cooperative and strategy == "subgroup" and d.name == "sycl"
+            if strategy == "lanes" and d.name != "cpp":
+                k.lanes = int(params.get("lanes", 16))
+            units = rows_body(k, grp, names, "u", "l" if cooperative else None, wg,
+                              stash=False)
     elif grp.kind == "scan":
         units = scan_body(k, grp, names, "u")
     elif grp.kind == "gemm" and d.name == "cpp":

@@ -108,6 +108,9 @@ class Reduction(Node):
     keepdim: bool = False
     body: Body | None = None
     acc_dtype: torch.dtype = torch.float32
+    # the node whose elements the body is (softmax's exp(x - max)): a row group may store
+    # them in its epilogue's output on the way and read them back there (emit.py)
+    direct: Node | None = None
 
     @property
     def red_sizes(self) -> list[int]:

@@ -216,20 +216,32 @@ def softmax(b: Builder, x: Node, dim: int, dtype: torch.dtype, log: bool) -> Nod
         m = mx.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
         return k.let(f"(({ct}){x.load(k, idx)} - {m})", ct)
 
-    s = reduce(b, x, d, "sum", True, dtype, body=lambda k, idx: k.let(
-        k.dialect.call("exp", ct, shifted(k, idx)), ct))
-    s.deps.append(mx)
     from kernelwright.tools.lower.ir import Pointwise
 
-    def out(k, idx):
-        z = shifted(k, idx)
-        t = s.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
-        if log:
-            return k.let(f"({z} - {k.dialect.call('log', ct, t)})", ct)
-        inv = k.let(f"(({ct})1 / {t})", ct)  # row invariant: one division per row
-        return k.let(f"({k.dialect.call('exp', ct, z)} * {inv})", ct)
+    if log:
+        s = reduce(b, x, d, "sum", True, dtype, body=lambda k, idx: k.let(
+            k.dialect.call("exp", ct, shifted(k, idx)), ct))
+        s.deps.append(mx)
 
-    return b.add(Pointwise(tuple(x.shape), dtype, [x, mx, s], fn=out, cost=4))
+        def out_log(k, idx):
+            z = shifted(k, idx)
+            t = s.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
+            return k.let(f"({z} - {k.dialect.call('log', ct, t)})", ct)
+
+        return b.add(Pointwise(tuple(x.shape), dtype, [x, mx, s], fn=out_log, cost=4))
+    # exp(x - max) is a node of its own that the sum reads directly, so the row group can
+    # keep each exponential in the output and scale it there (one exp per element, not two)
+    ex = b.add(Pointwise(tuple(x.shape), dtype, [x, mx], cost=2, fn=lambda k, idx: k.let(
+        k.dialect.call("exp", ct, shifted(k, idx)), ct)))
+    s = reduce(b, ex, d, "sum", True, dtype)
+    s.direct = ex
+
+    def out(k, idx):
+        t = s.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
+        inv = k.let(f"(({ct})1 / {t})", ct)  # row invariant: one division per row
+        return k.let(f"({ex.load(k, idx)} * {inv})", ct)
+
+    return b.add(Pointwise(tuple(x.shape), dtype, [ex, s], fn=out, cost=4))
 
 
 @register("_softmax", "softmax", "_log_softmax", "log_softmax")

@@ -1,0 +1,76 @@
+"""The speed schedules: C++ simd rows and GEMM tiles, SYCL lanes, one exp per softmax element."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lower_helpers import check_lowered, task
+
+from kernelwright.spec import Task
+from kernelwright.tools.lower import lower_task
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "tasks"
+
+
+def _kernel(prog, name: str = "k0_0") -> str:
+    src = prog.source
+    start = src.index(f"void {name}(")
+    return src[start:src.index("\n}\n", start)]
+
+
+@pytest.mark.parametrize("name", ["gemm_epi", "matmul_kn"])
+def test_cpp_gemm_tiles_are_correct_in_every_form(name):
+    prog = lower_task(task(name), "cpp")
+    assert prog.params["g0.form"] == "auto"
+    for params in ({}, {"g0.form": "nvec", "g0.rm": 2, "g0.rn": 8},
+                   {"g0.form": "kdot", "g0.rm": 4, "g0.rn": 4}, {"g0.rm": 8, "g0.rn": 32}):
+        check_lowered(prog.with_params(params))
+
+
+def test_cpp_gemm_form_follows_the_operand_layout():
+    # nn.Linear's weight is N x K: dot products along K; a K x N operand: simd over N
+    linear = _kernel(lower_task(task("gemm_epi"), "cpp"))
+    assert "omp simd reduction(+:" in linear and "acc[0][s] +=" not in linear
+    kn = _kernel(lower_task(task("matmul_kn"), "cpp"))
+    assert "acc[0][s] +=" in kn and "reduction(+:" not in kn
+
+
+def test_softmax_computes_each_exponential_once():
+    prog = lower_task(task("softmax_last"), "cpp")
+    assert _kernel(prog).count("kw_expf(") == 1  # in the sum pass; the epilogue rescales
+    check_lowered(prog)
+    log = lower_task(task("softmax_mid"), "cpp")  # log-softmax keeps its own form
+    check_lowered(log)
+
+
+def test_cpp_prelude_math_matches_torch_over_the_whole_range():
+    prog = lower_task(task("math_fns"), "cpp")
+    assert "kw_expf" in prog.source and "kw_erff" in prog.source
+    check_lowered(prog, tol=3e-6)  # relative and absolute, inf and nan where torch has them
+
+
+def test_cpp_small_kernels_skip_the_openmp_team():
+    small = lower_task(task("relu_chain"), "cpp")
+    assert "omp parallel" not in _kernel(small)
+    big = lower_task(Task.from_path(EXAMPLES / "l1_row_softmax.py"), "cpp")  # 4096 x 1000
+    assert "#pragma omp parallel for" in _kernel(big)
+
+
+def test_cpp_rows_vectorise_with_simd_reductions():
+    prog = lower_task(task("layernorm3"), "cpp")
+    body = _kernel(prog)
+    assert "#pragma omp simd reduction(+:" in body
+    check_lowered(prog)
+
+
+@pytest.mark.requires_sycl
+def test_sycl_lanes_rows_are_the_default_and_correct():
+    prog = lower_task(task("softmax_last"), "sycl")
+    assert prog.params["g0.strategy"] == "lanes" and prog.params["g0.wg"] == 8
+    check_lowered(prog)
+    for lanes in (4, 32):
+        check_lowered(prog.with_params({"g0.lanes": lanes}))
+    mid = lower_task(task("softmax_mid"), "sycl")  # reduces a middle dim: rows in lanes
+    assert mid.params["g0.strategy"] == "item"
+    check_lowered(mid.with_params({"g0.strategy": "lanes"}))
