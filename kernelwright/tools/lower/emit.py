@@ -494,22 +494,24 @@ def gemm_body_cpp(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, rm
             with k.block(f"for (int s = 0; s < {rn}; ++s)"):
                 k.emit(f"acc[r][s] = {zero};")
 
-        def tile(col: Ix) -> None:
+        def tile(col: str) -> None:
             with k.loop("kk", g.kdim) as kk:
                 av = [g.a(k, batch + [row_ix[r], kk]) for r in range(rm)]
                 k.emit("#pragma omp simd")
                 with k.block(f"for (int s = 0; s < {rn}; ++s)"):
-                    b = g.b(k, batch + [kk, col])
+                    # one atom with the column's exact range keeps index maps simple
+                    k.emit(f"const int nc = {col};")
+                    b = g.b(k, batch + [kk, Ix.atom("nc", (0, g.n - 1))])
                     for r in range(rm):
                         k.emit(f"acc[{r}][s] += {av[r]} * {b};")
 
         if g.n % rn == 0:
-            tile(Ix.atom("n0", (0, g.n - 1)) + Ix.var("s", rn))
+            tile("n0 + s")
         else:
             with k.block(f"if (n0 + {rn} <= {g.n})"):
-                tile(Ix.atom("n0", (0, g.n - 1)) + Ix.var("s", rn))
+                tile("n0 + s")
             with k.block("else"):
-                tile(Ix.atom(f"kw_min(n0 + s, {g.n - 1})", (0, g.n - 1)))
+                tile(f"kw_min(n0 + s, {g.n - 1})")
     with k.block(f"for (int r = 0; r < {rm}; ++r)"):
         with k.block(f"if (m0 + r < {g.m})"):
             with k.block(f"for (int s = 0; s < {rn}; ++s)"):
