@@ -603,6 +603,103 @@ def conv_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, ocb: i
     return units
 
 
+def conv_body_cpp(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, ocb: int,
+                  pw: int) -> int:
+    """C++ direct convolution: a unit is (n, ``ocb`` output channels, one output row,
+    ``pw`` positions along the last spatial dim); those positions are an OpenMP simd loop
+    with ``ocb`` x ``pw`` accumulators, so input loads are contiguous along the row (stride
+    1) and each weight is loaded once per tap. Out-of-range taps (padding, the row's last
+    tile) load a clamped element and add zero."""
+    c = grp.main[0]
+    x, w = c.x, c.w
+    nd = len(x.shape) - 2
+    N, Co = c.shape[0], c.shape[1]
+    osp, isp, ksz = tuple(c.shape[2:]), tuple(x.shape[2:]), tuple(w.shape[2:])
+    G = c.groups
+    cin_g, cout_g = x.shape[1] // G, Co // G
+    ocb = max(1, min(ocb, cout_g))
+    while cout_g % ocb:
+        ocb -= 1
+    nblk = Co // ocb
+    W, IW = osp[-1], isp[-1]
+    pw = max(1, min(pw, W))
+    nwt = -(-W // pw)
+    rows = math.prod(osp[:-1])
+    units = N * nblk * rows * nwt
+    k.emit(f"const int wt = {unit} % {nwt};")
+    k.emit(f"const int rowi = ({unit} / {nwt}) % {rows};")
+    k.emit(f"const int cb = ({unit} / {nwt * rows}) % {nblk};")
+    k.emit(f"const int nn = {unit} / {nwt * rows * nblk};")
+    pos = _vars(k, Ix.atom("rowi", (0, rows - 1)), osp[:-1], "q") if nd > 1 else []
+    k.emit(f"const int oc0 = cb * {ocb};")
+    k.emit(f"const int g = oc0 / {cout_g};")
+    k.emit(f"const int w0 = wt * {pw};")
+    ct = compute_type(c.dtype)
+    zero = literal(0, c.dtype)
+    k.emit(f"{ct} acc[{ocb}][{pw}];")
+    with k.block(f"for (int j = 0; j < {ocb}; ++j)"):
+        k.emit("#pragma omp simd")
+        with k.block(f"for (int s = 0; s < {pw}; ++s)"):
+            k.emit(f"acc[j][s] = {zero};")
+    nI = Ix.atom("nn", (0, N - 1))
+    s_l, p_l, d_l = c.stride[-1], c.padding[-1], c.dilation[-1]
+    with k.loop("ic", cin_g) as ic:
+        cin = k.let(f"g * {cin_g} + {ic.render()}", "int")
+        opened, taps, ipos, conds = [], [], [], []
+        for d in range(nd):
+            cm = k.loop(f"kt{d}", ksz[d])
+            taps.append(cm.__enter__())
+            opened.append(cm)
+        for d in range(nd - 1):
+            o = pos[d].render()
+            ipos.append(k.let(f"({o}) * {c.stride[d]} - {c.padding[d]} + kt{d} * "
+                              f"{c.dilation[d]}", "int"))
+            conds.append(f"{ipos[-1]} >= 0 && {ipos[-1]} < {isp[d]}")
+        with k.block(f"if ({' && '.join(conds) or 'true'})"):
+            wv = []
+            for j in range(ocb):
+                ocj = k.let(f"oc0 + {j}", "int")
+                wv.append(w.load(k, [Ix.atom(ocj, (0, Co - 1)), ic] + taps))
+            head = [nI, Ix.atom(cin, (0, x.shape[1] - 1))] + [
+                Ix.atom(ip, (0, sz - 1)) for ip, sz in zip(ipos, isp[:-1], strict=True)]
+
+            def row_loop(contiguous: bool) -> None:
+                k.emit("#pragma omp simd")
+                with k.block(f"for (int s = 0; s < {pw}; ++s)"):
+                    k.emit(f"const int iw = (w0 + s) * {s_l} - {p_l} + kt{nd - 1} * {d_l};")
+                    if contiguous:
+                        xv = x.load(k, head + [Ix.atom("iw", (0, IW - 1))])
+                    else:
+                        k.emit(f"const int iwc = kw_min(kw_max(iw, 0), {IW - 1});")
+                        raw = x.load(k, head + [Ix.atom("iwc", (0, IW - 1))])
+                        xv = k.let(f"(iw >= 0 && iw < {IW} ? {raw} : {zero})", ct)
+                    for j in range(ocb):
+                        k.emit(f"acc[{j}][s] += {xv} * {wv[j]};")
+
+            if p_l == 0:  # interior tiles read inside the row: plain contiguous loads
+                with k.block(f"if (w0 + {pw} <= {W})"):
+                    row_loop(True)
+                with k.block("else"):
+                    row_loop(False)
+            else:
+                row_loop(False)
+        for cm in reversed(opened):
+            cm.__exit__(None, None, None)
+    with k.block(f"for (int j = 0; j < {ocb}; ++j)"):
+        with k.block(f"for (int s = 0; s < {pw}; ++s)"):
+            with k.block(f"if (w0 + s < {W})"):
+                k.emit("const int ocj = oc0 + j;")
+                k.emit("const int ow = w0 + s;")
+                idx = [nI, Ix.atom("ocj", (0, Co - 1))] + pos + [Ix.atom("ow", (0, W - 1))]
+                v = k.let("acc[j][s]", ct)
+                if c.bias is not None:
+                    v = k.let(f"{v} + ({ct}){c.bias.load(k, [idx[1]])}", ct)
+                k.bind(c, idx, v)
+                _store_node(k, c, names, idx, v)
+                _write_epilogue(k, c.shape, idx, grp.epilogue, names)
+    return units
+
+
 # -- kernel wrappers ---------------------------------------------------------------------
 
 
@@ -733,6 +830,9 @@ def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, st
                               int(params.get("rn", 16)), str(params.get("form", "auto")))
     elif grp.kind == "gemm":
         units = gemm_body(k, grp, names, "u", int(params.get("rm", 2)), int(params.get("rn", 4)))
+    elif grp.kind == "conv" and d.name == "cpp" and not grp.main[0].transposed:
+        units = conv_body_cpp(k, grp, names, "u", int(params.get("ocb", 4)),
+                              int(params.get("pw", 16)))
     elif grp.kind == "conv":
         units = conv_body(k, grp, names, "u", int(params.get("ocb", 4)))
     else:

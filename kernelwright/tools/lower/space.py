@@ -33,6 +33,8 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
                                         if prog.backend == "cpp" else choices)
         if grp.kind == "gemm" and prog.backend == "cpp":
             space[f"g{gi}.form"] = ["auto", "nvec", "kdot"]
+        if grp.kind == "conv" and prog.backend == "cpp" and not grp.main[0].transposed:
+            space[f"g{gi}.pw"] = [8, 16, 32]
         if grp.kind in ("gemm", "conv") and vendor_allowed(prog, contract):
             space[f"g{gi}.impl"] = ["kernel", "vendor"]
     return space
@@ -94,6 +96,8 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params[f"{pre}wg"] = 64
         elif grp.kind == "conv":
             params[f"{pre}ocb"] = 4
+            if f"{pre}pw" in prog.space:
+                params[f"{pre}pw"] = 16
             c = grp.main[0]
             flops = 2 * c.numel * c.cost
             if f"{pre}impl" in prog.space:
