@@ -637,10 +637,11 @@ def conv_body_cpp(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, oc
     ct = compute_type(c.dtype)
     zero = literal(0, c.dtype)
     k.emit(f"{ct} acc[{ocb}][{pw}];")
-    with k.block(f"for (int j = 0; j < {ocb}; ++j)"):
+    jv, sv = k.fresh("j"), k.fresh("s")  # every local is declared once (no shadowing)
+    with k.block(f"for (int {jv} = 0; {jv} < {ocb}; ++{jv})"):
         k.emit("#pragma omp simd")
-        with k.block(f"for (int s = 0; s < {pw}; ++s)"):
-            k.emit(f"acc[j][s] = {zero};")
+        with k.block(f"for (int {sv} = 0; {sv} < {pw}; ++{sv})"):
+            k.emit(f"acc[{jv}][{sv}] = {zero};")
     nI = Ix.atom("nn", (0, N - 1))
     s_l, p_l, d_l = c.stride[-1], c.padding[-1], c.dilation[-1]
     with k.loop("ic", cin_g) as ic:
@@ -664,17 +665,19 @@ def conv_body_cpp(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, oc
                 Ix.atom(ip, (0, sz - 1)) for ip, sz in zip(ipos, isp[:-1], strict=True)]
 
             def row_loop(contiguous: bool) -> None:
+                sv, iw, iwc = k.fresh("s"), k.fresh("iw"), k.fresh("iwc")
                 k.emit("#pragma omp simd")
-                with k.block(f"for (int s = 0; s < {pw}; ++s)"):
-                    k.emit(f"const int iw = (w0 + s) * {s_l} - {p_l} + kt{nd - 1} * {d_l};")
+                with k.block(f"for (int {sv} = 0; {sv} < {pw}; ++{sv})"):
+                    k.emit(f"const int {iw} = (w0 + {sv}) * {s_l} - {p_l} + kt{nd - 1} * "
+                           f"{d_l};")
                     if contiguous:
-                        xv = x.load(k, head + [Ix.atom("iw", (0, IW - 1))])
+                        xv = x.load(k, head + [Ix.atom(iw, (0, IW - 1))])
                     else:
-                        k.emit(f"const int iwc = kw_min(kw_max(iw, 0), {IW - 1});")
-                        raw = x.load(k, head + [Ix.atom("iwc", (0, IW - 1))])
-                        xv = k.let(f"(iw >= 0 && iw < {IW} ? {raw} : {zero})", ct)
+                        k.emit(f"const int {iwc} = kw_min(kw_max({iw}, 0), {IW - 1});")
+                        raw = x.load(k, head + [Ix.atom(iwc, (0, IW - 1))])
+                        xv = k.let(f"({iw} >= 0 && {iw} < {IW} ? {raw} : {zero})", ct)
                     for j in range(ocb):
-                        k.emit(f"acc[{j}][s] += {xv} * {wv[j]};")
+                        k.emit(f"acc[{j}][{sv}] += {xv} * {wv[j]};")
 
             if p_l == 0:  # interior tiles read inside the row: plain contiguous loads
                 with k.block(f"if (w0 + {pw} <= {W})"):
@@ -685,13 +688,14 @@ def conv_body_cpp(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, oc
                 row_loop(False)
         for cm in reversed(opened):
             cm.__exit__(None, None, None)
-    with k.block(f"for (int j = 0; j < {ocb}; ++j)"):
-        with k.block(f"for (int s = 0; s < {pw}; ++s)"):
-            with k.block(f"if (w0 + s < {W})"):
-                k.emit("const int ocj = oc0 + j;")
-                k.emit("const int ow = w0 + s;")
+    jv, sv = k.fresh("j"), k.fresh("s")
+    with k.block(f"for (int {jv} = 0; {jv} < {ocb}; ++{jv})"):
+        with k.block(f"for (int {sv} = 0; {sv} < {pw}; ++{sv})"):
+            with k.block(f"if (w0 + {sv} < {W})"):
+                k.emit(f"const int ocj = oc0 + {jv};")
+                k.emit(f"const int ow = w0 + {sv};")
                 idx = [nI, Ix.atom("ocj", (0, Co - 1))] + pos + [Ix.atom("ow", (0, W - 1))]
-                v = k.let("acc[j][s]", ct)
+                v = k.let(f"acc[{jv}][{sv}]", ct)
                 if c.bias is not None:
                     v = k.let(f"{v} + ({ct}){c.bias.load(k, [idx[1]])}", ct)
                 k.bind(c, idx, v)
