@@ -486,7 +486,8 @@ def gemm_body_cpp(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, rm
             for r in range(rm):
                 for s in range(rn):
                     k.emit(f"{acc[r][s]} += {av[r]} * {bv[s]};")
-        k.emit(f"{ct} acc[{rm}][{rn}] = {{{', '.join('{' + ', '.join(row) + '}' for row in acc)}}};")
+        init = ", ".join("{" + ", ".join(row) + "}" for row in acc)
+        k.emit(f"{ct} acc[{rm}][{rn}] = {{{init}}};")
     else:
         k.emit(f"{ct} acc[{rm}][{rn}];")
         with k.block(f"for (int r = 0; r < {rm}; ++r)"):

@@ -57,7 +57,6 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
         pre = f"g{gi}."
         if grp.kind == "rows":
             dom = grp.domain
-            rows, length = dom.numel, dom.red_numel
             if f"{pre}strategy" in prog.space:
                 # the reduced dims end with the source's last (contiguous) dim: one work-item
                 # per row, lanes along the row, work-groups of 8 (below the device's 16-wide
