@@ -316,8 +316,10 @@ def _reduce_lanes(k: KernelCtx, r: Reduction, outer: list[Ix], acc: str) -> None
 def _reduce_phase(k: KernelCtx, r: Reduction, outer: list[Ix], lid: str | None,
                   wg: int) -> None:
     acc, pos = r.init(k)
+    # float accumulators only: double lane arrays crash the SYCL CPU device's vectoriser
+    # (vplan-vec, layer norm over 4099 floats, whose sums accumulate in double)
     if (lid is None and k.lanes > 1 and pos is None and r.op in LANE_OPS
-            and r.red_sizes and r.red_sizes[-1] >= k.lanes):
+            and r.acc_ctype() == "float" and r.red_sizes and r.red_sizes[-1] >= k.lanes):
         _reduce_lanes(k, r, outer, acc)
         k.bind(r, outer, r.finish(k, acc, pos))
         return

@@ -64,10 +64,16 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 # one work-item per row in groups of 64, whose lanes are then neighbouring
                 # (contiguous) outer positions.
                 last = len(dom.src_shape) - 1
+                # float accumulators only: a work-group of 8 with double sums (rows past
+                # 4096 floats) crashes the device compiler's loop vectoriser
                 lanes = (dom.red_dims and dom.red_dims[-1] == last
-                         and dom.src_shape[last] >= 16)
-                params[f"{pre}strategy"] = "lanes" if lanes else "item"
-                params[f"{pre}wg"] = 8 if lanes else 64
+                         and dom.src_shape[last] >= 16
+                         and all(r.acc_ctype() == "float" for r in grp.main))
+                rows, length = dom.numel, dom.red_numel
+                coop = not lanes and length >= 64 and rows < 4096  # the earlier default
+                params[f"{pre}strategy"] = "lanes" if lanes else ("group" if coop else "item")
+                params[f"{pre}wg"] = 8 if lanes else (_pow2_at_most(length, 256) if coop
+                                                      else 64)
                 params[f"{pre}lanes"] = 16
         elif grp.kind == "pointwise":
             if f"{pre}wg" in prog.space:
@@ -113,3 +119,10 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
         elif grp.kind == "scan" and f"{pre}wg" in prog.space:
             params[f"{pre}wg"] = 16
     return params
+
+
+def _pow2_at_most(n: int, cap: int) -> int:
+    p = 16
+    while p * 2 <= min(n, cap):
+        p *= 2
+    return p if n >= 16 else 16
