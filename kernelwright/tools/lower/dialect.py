@@ -75,8 +75,9 @@ template <typename T> KW_FN T kw_imod(T a, T b) {
 # x = n ln2 + r, a degree-6 polynomial for e^r (Cephes' expf coefficients, ~1 ulp), 2^n built
 # from two exponent fields so n in [-150, 128] never overflows the field; inf/nan kept.
 # tanh: a odd polynomial below |x| < 0.625 (Cephes), 1 - 2 / (e^{2|x|} + 1) above (abs error
-# < 1e-7). erf: Cephes' odd polynomial below |x| < 1, Abramowitz & Stegun 7.1.26 above (abs
-# error < 1.5e-7 where erf > 0.84).
+# < 1e-7). log: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial); log1p
+# from it with the rounding of 1 + x corrected. erf: Cephes' odd polynomial below |x| < 1,
+# Abramowitz & Stegun 7.1.26 above (abs error < 1.5e-7 where erf > 0.84).
 _CPP_MATH = r"""
 static inline float kw_pow2i(int n) {
     return __builtin_bit_cast(float, (unsigned int)(n + 127) << 23);
@@ -108,6 +109,35 @@ static inline float kw_tanhf(float x) {
     big = x < 0.0f ? -big : big;
     return a < 0.625f ? small : (x != x ? x : big);
 }
+static inline float kw_logf(float x) {
+    float xs = x < 1.17549435e-38f ? x * 8388608.0f : x;  /* denormals: scale by 2^23 */
+    int bits = __builtin_bit_cast(int, xs);
+    int e = ((bits >> 23) & 0xff) - 126 - (x < 1.17549435e-38f ? 23 : 0);
+    float m = __builtin_bit_cast(float, (bits & 0x007fffff) | 0x3f000000);  /* [0.5, 1) */
+    int lo = m < 0.707106781186547524f;
+    e -= lo;
+    float f = lo ? m + m - 1.0f : m - 1.0f;
+    float z = f * f;
+    float y = ((((((((7.0376836292e-2f * f - 1.1514610310e-1f) * f + 1.1676998740e-1f) * f
+                   - 1.2420140846e-1f) * f + 1.4249322787e-1f) * f - 1.6668057665e-1f) * f
+                 + 2.0000714765e-1f) * f - 2.4999993993e-1f) * f + 3.3333331174e-1f) * f * z;
+    float fe = (float)e;
+    y += -2.12194440e-4f * fe;
+    y += -0.5f * z;
+    float r = f + y + 0.693359375f * fe;
+    r = x == 0.0f ? -KW_INF : r;
+    r = x < 0.0f ? KW_NAN : r;
+    return (x != x || x == KW_INF) ? x : r;
+}
+static inline float kw_log1pf(float x) {
+    float u = 1.0f + x;
+    float d = u - 1.0f;
+    /* log(u) - ((u - 1) - x) / u corrects the rounding of 1 + x */
+    float r = kw_logf(u) - (d - x) / u;
+    r = d == 0.0f ? x : r;
+    r = u == 0.0f ? -KW_INF : r;
+    return (x != x || x == KW_INF) ? x : r;
+}
 static inline float kw_erff(float x) {
     float a = x < 0.0f ? -x : x;
     float t = 1.0f / (1.0f + 0.3275911f * a);
@@ -134,7 +164,8 @@ _CPP_REDUCE = r"""
 #pragma omp declare reduction(kw_minr : double : omp_out = kw_minn(omp_out, omp_in)) \
     initializer(omp_priv = (double)KW_INF)
 """
-_CPP_FAST = {"exp": "kw_expf", "tanh": "kw_tanhf", "erf": "kw_erff"}
+_CPP_FAST = {"exp": "kw_expf", "tanh": "kw_tanhf", "erf": "kw_erff", "log": "kw_logf",
+             "log1p": "kw_log1pf"}
 
 
 @dataclass(frozen=True)
