@@ -4,7 +4,7 @@
 
 - ``test_task_lowers_for_sycl_and_cpp`` (all 167 tasks): capture, schedule and emit for both
   backends, no build. It then hands the candidates the rule below picks to a background
-  verifier (:mod:`kw_verify`: two threads, each with its own ``WorkerPool``), so the harness
+  verifier (:mod:`kw_verify`: two threads, a ``WorkerPool`` per task), so the harness
   works while the next tasks lower.
 - ``test_lowered_baseline_is_correct`` (per backend and task): waits for the harness's verdict
   (sandboxed worker, three seeds, every shape variant of the contract, poisoned outputs,
