@@ -14,8 +14,8 @@
 Rule (``kw_corpus.verified``): on cpp every task; on sycl every third task of each family in
 name order, starting with the first (59 tasks). ``KW_CORPUS_ALL=1`` verifies all on both.
 
-CI cost (docs/CORPUS.md has the figures and commands): the whole module took 775 CPU-s (26.9
-min wall on a shared 2-core machine at load average ~6), so at least ~6.5 min on 2 quiet cores;
+CI cost (docs/CORPUS.md has the figures and commands): the whole module took 711 CPU-s (19.4
+min wall on a shared 2-core machine at load average ~4.9), so at least ~6 min on 2 quiet cores;
 lowering all 167 tasks for both backends is ~1.6 CPU-s a task; a harness verdict costs a worker
 start (4.5-7 s wall at load ~4), g++ (0.4-1 s) and, on sycl, icpx (4-5 s). Builds go to
 temporary caches, and no source is compiled twice (no build promotion).
