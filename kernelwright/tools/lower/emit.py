@@ -796,10 +796,12 @@ def work_of(grp: Group) -> int:
     if grp.kind == "rows":
         src = math.prod(node.src_shape)  # type: ignore[attr-defined]
         return src * (len(grp.main) + (1 if grp.epilogue else 0))
+    # multiply-adds are vectorised 8-16 at a time: count them per vector, so a small GEMM
+    # (gemm_4d_batched: 0.4 M multiply-adds) stays on one thread
     if grp.kind == "gemm":
-        return node.numel * node.kdim  # type: ignore[attr-defined]
+        return node.numel * node.kdim // 16  # type: ignore[attr-defined]
     if grp.kind == "conv":
-        return node.numel * max(1, node.cost)
+        return node.numel * max(1, node.cost) // 16
     return node.numel * max(1, min(node.cost, 64))
 
 
