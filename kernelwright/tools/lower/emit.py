@@ -729,12 +729,15 @@ PARALLEL_GRAIN = 32768
 
 
 def wrap(d: Dialect, name: str, k: KernelCtx, units: int, wg: int, cooperative: bool,
-         work: int | None = None) -> KernelSource:
+         work: int | None = None, threads: str = "auto") -> KernelSource:
+    """The kernel's text around its body. C++ ``threads``: ``auto`` runs the units on the
+    OpenMP team when the work reaches ``PARALLEL_GRAIN``, ``team`` always, ``one`` never."""
     args, decl = signature(k)
     body = "\n".join(k.lines)
     if d.name == "cpp":
-        par = ("#pragma omp parallel for schedule(static)\n"
-               if units > 1 and (work is None or work >= PARALLEL_GRAIN) else "")
+        team = {"team": True, "one": False}.get(
+            threads, work is None or work >= PARALLEL_GRAIN)
+        par = "#pragma omp parallel for schedule(static)\n" if units > 1 and team else ""
         text = (f'extern "C" void {name}({decl}) {{\n'
                 f"{par}"
                 f"  for (int u = 0; u < {units}; ++u) {{\n{body}\n  }}\n}}\n")
@@ -846,7 +849,8 @@ def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, st
         units = conv_body(k, grp, names, "u", int(params.get("ocb", 4)))
     else:
         raise ValueError(grp.kind)
-    src = wrap(d, grp.name, k, units, wg, cooperative, work_of(grp))
+    src = wrap(d, grp.name, k, units, wg, cooperative, work_of(grp),
+               str(params.get("threads", "auto")))
     src.info = {"kind": grp.kind, "nodes": [n.name for n in grp.nodes],
                 "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")}
     return src

@@ -16,6 +16,7 @@ CHOICES = {
 
 # C++ GEMM tiles: columns are an OpenMP simd loop, so wider choices
 CPP_CHOICES = {("gemm", "rn"): [4, 8, 16, 32]}
+CPP_THREADS = ("auto", "team", "one")
 # parameters the C++ emitter does not read (work-groups; pointwise rows are simd loops)
 CPP_UNUSED = {"pointwise": ("wg", "ipw"), "rows": ("wg", "strategy", "lanes")}
 
@@ -31,6 +32,8 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
                 continue
             space[f"g{gi}.{p}"] = list(CPP_CHOICES.get((grp.kind, p), choices)
                                         if prog.backend == "cpp" else choices)
+        if prog.backend == "cpp":  # who runs the units: the rule, the OpenMP team, one thread
+            space[f"g{gi}.threads"] = list(CPP_THREADS)
         if grp.kind == "gemm" and prog.backend == "cpp":
             space[f"g{gi}.form"] = ["auto", "nvec", "kdot"]
         if grp.kind == "conv" and prog.backend == "cpp" and not grp.main[0].transposed:
@@ -55,6 +58,8 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
         params["launch"] = "chain"
     for gi, grp in enumerate(prog.variants[0].sched.groups):
         pre = f"g{gi}."
+        if f"{pre}threads" in prog.space:
+            params[f"{pre}threads"] = "auto"
         if grp.kind == "rows":
             dom = grp.domain
             if f"{pre}strategy" in prog.space:

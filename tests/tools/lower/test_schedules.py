@@ -74,3 +74,16 @@ def test_sycl_lanes_rows_are_the_default_and_correct():
     mid = lower_task(task("softmax_mid"), "sycl")  # reduces a middle dim: rows in lanes
     assert mid.params["g0.strategy"] == "item"
     check_lowered(mid.with_params({"g0.strategy": "lanes"}))
+
+
+@pytest.mark.slow
+def test_cpp_every_group_declares_who_runs_its_units_and_each_choice_is_correct():
+    prog = lower_task(task("softmax_last"), "cpp")
+    names = [k for k in prog.space if k.endswith(".threads")]
+    assert names and all(prog.space[k] == ["auto", "team", "one"] for k in names)
+    sources = set()
+    for choice in ("team", "one"):
+        variant = prog.with_params({k: choice for k in names})
+        check_lowered(variant)
+        sources.add(variant.candidate.source.count("omp parallel for"))
+    assert len(sources) == 2  # the choice reaches the emitted text
