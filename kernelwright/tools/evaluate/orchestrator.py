@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -64,7 +63,7 @@ class Channel:
         Raises:
             RunnerFailed: crash, timeout (after ``timeout`` s, absolute) or violation.
         """
-        if select.select([self.sock], [], [], 0)[0]:
+        if protocol.readable(self.sock, 0):
             self._unasked()
         try:
             protocol.send(self.sock, message, list(fds))

@@ -14,6 +14,7 @@ Every read has an absolute deadline: a runner that keeps sending never extends i
 from __future__ import annotations
 
 import json
+import math
 import select
 import socket
 import struct
@@ -89,12 +90,21 @@ def check_runner_message(message: dict[str, Any], expected: frozenset[str]) -> s
     return kind
 
 
+def readable(sock: socket.socket, timeout: float) -> bool:
+    """Whether ``sock`` has data (or EOF) within ``timeout`` seconds. ``poll``, not ``select``:
+    a long-lived process (a campaign, a test session) may hold descriptors past 1024, which
+    ``select`` cannot watch."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(max(0, math.ceil(timeout * 1000))))
+
+
 def _read(sock: socket.socket, size: int, deadline: float | None) -> bytes:
     chunks: list[bytes] = []
     while size:
         if deadline is not None:
             wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([sock], [], [], wait)[0]:
+            if wait <= 0 or not readable(sock, wait):
                 raise ChannelTimeout(f"no complete message before the deadline ({size} bytes "
                                      "missing)")
         chunk = sock.recv(min(size, 1 << 20))

@@ -109,3 +109,36 @@ def test_build_cache_removes_and_reports_a_tampered_entry(tmp_path):
     lib.write_bytes(b"evil library!!")
     assert BuildCache(tmp_path).verify() == ["builds/cpp-abc.so"]
     assert not lib.exists()
+
+
+def test_protocol_reads_work_on_descriptors_past_1024():
+    """A long-lived process (a campaign, a test session) may hold more than 1024 descriptors;
+    the deadline wait must not depend on select()'s FD_SETSIZE."""
+    import resource
+    import socket
+    import time
+
+    import pytest
+
+    from kernelwright.tools.evaluate import protocol
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1100:
+        pytest.skip(f"the hard descriptor limit ({hard}) is below 1100")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1100), hard))
+    try:
+        filler = [os.dup(0) for _ in range(1030)]
+        try:
+            a, b = socket.socketpair()
+            assert b.fileno() > 1024
+            protocol.send(a, {"type": "done"})
+            assert protocol.receive(b, time.monotonic() + 1)["type"] == "done"
+            with pytest.raises(protocol.ChannelTimeout):
+                protocol.receive(b, time.monotonic() + 0.1)
+            a.close()
+            b.close()
+        finally:
+            for fd in filler:
+                os.close(fd)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
