@@ -184,9 +184,10 @@ class TaskSession:
         for _, _, arena in self.weights.values():
             if arena is not None:
                 arena.close()
-        for side in self.timing.values():
-            if isinstance(side, Arenas):
-                side.close()
+        for held in self.timing.values():  # timing.Sides keeps the reference's arenas in .ref
+            arenas = getattr(held, "ref", held)
+            if isinstance(arenas, Arenas):
+                arenas.close()
         self.server.close()
         self.reference.close()
 
