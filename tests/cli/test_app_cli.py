@@ -26,7 +26,7 @@ def trace(tmp_path, monkeypatch) -> Path:
 def test_app_without_tasks_ranks_and_names_the_missing_task(trace):
     res = CliRunner().invoke(app, ["app", str(trace), "--method", "photon", "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["application_speedup"] == pytest.approx(1.0)
     assert all(t["speedup"] is None and "--task" in t["note"] for t in out["targets"])
     bad = CliRunner().invoke(app, ["app", str(trace), "--method", "photon", "--task", "gelu"])
@@ -40,13 +40,13 @@ def test_app_without_tasks_ranks_and_names_the_missing_task(trace):
 @pytest.mark.requires_sycl
 def test_app_optimises_the_top_kernel_through_a_real_run(trace):
     ranking = json.loads(CliRunner().invoke(
-        app, ["app", str(trace), "--method", "photon", "--json"]).output)["ranking"]
+        app, ["app", str(trace), "--method", "photon", "--json"]).stdout)["ranking"]
     top = ranking[0]
     res = CliRunner().invoke(app, ["app", str(trace), "--method", "photon", "--top", "1",
                                    "--budget", "1", "--task", f"{top['name']}={GELU}",
                                    "--json"])  # fmt: skip
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     (target,) = out["targets"]
     assert target["kernel"] == top["name"] and target["run_id"]
     assert target["speedup"] is not None and target["speedup"] > 0
