@@ -37,6 +37,9 @@ class CandidateRecord(BaseModel):
     achieved_gbps: float | None = None
     cell: list[int] | None = None  # MAP-Elites descriptor cell
     finished_at: float | None = None  # epoch seconds of the checkpoint that first held it
+    reference_ms: float | None = None  # medians of the timing that gave ``speedup``
+    candidate_ms: float | None = None
+    compile_ms: float | None = None  # torch.compile, same inputs and clock (None: not timed)
 
 
 class VariantEvidence(BaseModel):
@@ -126,6 +129,8 @@ class RunSummary(BaseModel):
     archive: ArchiveView | None = None
     usage: list[AgentUsage] = Field(default_factory=list)
     decisions: list[str] = Field(default_factory=list)
+    # "faster" | "keep_pytorch" | "no_correct_kernel" (kernelwright.spec.Verdict); None: unknown
+    verdict: str | None = None
 
     @property
     def intensity(self) -> float | None:

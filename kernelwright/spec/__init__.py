@@ -31,7 +31,9 @@ from kernelwright.spec.result import (
     Level,
     Timing,
     VariantCheck,
+    Verdict,
     fitness,
+    verdict_for,
 )
 from kernelwright.spec.task import Task, import_task_module
 
@@ -58,9 +60,11 @@ __all__ = [
     "Timing",
     "Tolerance",
     "VariantCheck",
+    "Verdict",
     "best_profile",
     "derive_contract",
     "fitness",
+    "verdict_for",
     "guess_backend",
     "import_task_module",
     "run_reference",

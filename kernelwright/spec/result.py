@@ -41,6 +41,26 @@ def fitness(level: int, speedup: float | None) -> float:
     return float(level) + float(bonus)
 
 
+class Verdict(StrEnum):
+    """What a run tells its user: use the kernel, or keep the PyTorch they already have."""
+
+    FASTER = "faster"  # the best correct kernel beats the reference
+    KEEP_PYTORCH = "keep_pytorch"  # correct, but not faster than the reference
+    NO_CORRECT_KERNEL = "no_correct_kernel"
+
+
+def verdict_for(correct: bool, speedup: float | None) -> Verdict:
+    """The verdict for a run whose best candidate is ``correct`` with ``speedup`` over eager.
+
+    Only a speedup above 1.0 is a win; 1.0 or below (or no timing) means "keep PyTorch".
+    """
+    if not correct:
+        return Verdict.NO_CORRECT_KERNEL
+    if speedup is not None and speedup > 1.0:
+        return Verdict.FASTER
+    return Verdict.KEEP_PYTORCH
+
+
 class Flag(StrEnum):
     """Reasons to distrust or reject a result; any REJECTING flag makes a candidate incorrect."""
 
@@ -100,6 +120,29 @@ class Timing(BaseModel):
     speedup: float
     speedup_low: float  # (ref q25) / (cand q75): pessimistic end of the spread
     speedup_high: float  # (ref q75) / (cand q25)
+    # torch.compile timed the same way, with the same inputs and clock (None: not measured).
+    compile_median_s: float | None = None
+    compile_iqr_s: float | None = None
+    compile_recompiles: int | None = None
+
+    @property
+    def reference_ms(self) -> float:
+        return self.reference_median_s * 1e3
+
+    @property
+    def candidate_ms(self) -> float:
+        return self.candidate_median_s * 1e3
+
+    @property
+    def compile_ms(self) -> float | None:
+        return None if self.compile_median_s is None else self.compile_median_s * 1e3
+
+    @property
+    def speedup_vs_compile(self) -> float | None:
+        """torch.compile's median over the candidate's (> 1: the candidate is faster)."""
+        if not self.compile_median_s or not self.candidate_median_s:
+            return None
+        return self.compile_median_s / self.candidate_median_s
 
 
 class EvalResult(BaseModel):
