@@ -74,3 +74,67 @@ def test_every_error_is_a_kernelwright_error():
                if c.__module__ == errors.__name__]
     assert len(classes) > 10
     assert all(issubclass(c, errors.KernelwrightError) for c in classes)
+
+
+# -- the lowering: backend differences live in tools/lower/backends ------------------------
+
+LOWER = ROOT / "tools" / "lower"
+MAX_LINES = 400
+
+
+def _backend_branches(tree: ast.AST, names: set[str]) -> list[int]:
+    """Lines that compare with a backend name (``== "cpp"``, ``in ("sycl", "cpp")``) or
+    dispatch on one (a dict keyed by backend names, a ``case "cuda":``)."""
+
+    def named(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, str) and node.value.lower() in names
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(named(e) for e in node.elts)
+        return False
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(
+                named(x) for x in [node.left, *node.comparators]):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Dict) and any(k is not None and named(k) for k in node.keys):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.MatchValue) and named(node.value):
+            lines.append(node.lineno)
+    return lines
+
+
+def _backend_names() -> set[str]:
+    from kernelwright.tools.lower.backends import backend_names
+
+    names = set(backend_names())
+    assert {"sycl", "cpp", "cuda"} <= names
+    return names
+
+
+def test_backend_name_detector_finds_branches():
+    names = _backend_names()
+    code = ("if d.name == 'cpp':\n    pass\nok = backend in ('sycl', 'x')\n"
+            "run = {'cuda': 1}[b]\nmatch b:\n    case 'SYCL':\n        pass\n"
+            "fine = x == 'cppish' or d.get('sycl')\n")
+    assert _backend_branches(ast.parse(code), names) == [1, 3, 4, 6]
+
+
+def test_no_backend_name_branches_outside_lower_backends():
+    names = _backend_names()
+    bad = []
+    for path in sorted(LOWER.rglob("*.py")):
+        rel = path.relative_to(LOWER)
+        if rel.parts[0] == "backends":
+            continue
+        for line in _backend_branches(ast.parse(path.read_text(), str(path)), names):
+            bad.append(f"tools/lower/{rel}:{line}")
+    assert not bad, ("backend names compared outside tools/lower/backends (ask the codegen "
+                     "object instead):\n" + "\n".join(bad))
+
+
+def test_no_lower_module_over_400_lines():
+    long = {str(p.relative_to(LOWER)): n for p in sorted(LOWER.rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"tools/lower modules over {MAX_LINES} lines (split them by job): {long}"

@@ -15,10 +15,10 @@ import torch
 from torch import fx
 
 from kernelwright.errors import LoweringError
-from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dtypes import compute_type, literal
 from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.ir import Input, Node, Pointwise
+from kernelwright.tools.lower.ops import Ops
 
 Lowering = Callable[["Builder", fx.Node], Any]
 LOWERINGS: dict[str, Lowering] = {}
@@ -86,14 +86,14 @@ class Builder:
     # -- pointwise helpers ---------------------------------------------------------------
 
     def pointwise(self, shape: tuple[int, ...], dtype: torch.dtype, operands: list[Any],
-                  fn: Callable[[KernelCtx, list[str]], str], opd_dtype: torch.dtype | None = None,
+                  fn: Callable[[Ops, list[str]], str], opd_dtype: torch.dtype | None = None,
                   cost: int = 1) -> Node:
         """A node computing ``fn(k, operand values)`` with operands broadcast to ``shape``
         and converted to ``opd_dtype`` (default: the output dtype)."""
         opd = opd_dtype or dtype
         ctype = compute_type(dtype)
 
-        def body(k: KernelCtx, idx: list[Ix]) -> str:
+        def body(k: Ops, idx: list[Ix]) -> str:
             vals = [broadcast_load(k, x, idx, opd) for x in operands]
             return k.let(fn(k, vals), ctype)
 
@@ -101,13 +101,13 @@ class Builder:
         return self.add(Pointwise(shape, dtype, deps, fn=body, cost=cost))
 
     def view_of(self, src: Node, shape: tuple[int, ...], dtype: torch.dtype | None,
-                index_map: Callable[[KernelCtx, list[Ix]], list[Ix]],
-                guard: Callable[[KernelCtx, list[Ix]], tuple[str, str] | None] | None = None
+                index_map: Callable[[Ops, list[Ix]], list[Ix]],
+                guard: Callable[[Ops, list[Ix]], tuple[str, str] | None] | None = None
                 ) -> Node:
         """A layout node: ``out[idx] = src[index_map(idx)]`` (no data movement)."""
         dtype = dtype or src.dtype
 
-        def body(k: KernelCtx, idx: list[Ix]) -> str:
+        def body(k: Ops, idx: list[Ix]) -> str:
             return src.load(k, index_map(k, idx))
 
         return self.add(Pointwise(shape, dtype, [src], fn=body, cost=0))
@@ -119,7 +119,7 @@ def broadcast_index(idx: list[Ix], src_shape: tuple[int, ...]) -> list[Ix]:
     return [Ix.c(0) if s == 1 else idx[off + j] for j, s in enumerate(src_shape)]
 
 
-def broadcast_load(k: KernelCtx, x: Any, idx: list[Ix], dtype: torch.dtype) -> str:
+def broadcast_load(k: Ops, x: Any, idx: list[Ix], dtype: torch.dtype) -> str:
     """Value of operand ``x`` (node or Python scalar) at ``idx``, as ``dtype``'s compute type."""
     if isinstance(x, Node):
         v = x.load(k, broadcast_index(idx, x.shape))

@@ -1,7 +1,8 @@
 """Kernel bodies under construction: statements, value numbering (CSE) and fusion binding.
 
-A :class:`KernelCtx` is handed to every IR node's ``load``; nodes append statements and
-return the C name of the value. Loads of realized nodes read buffers; loads of nodes the
+A :class:`KernelCtx` is the code-writing handler of the ops interface (``ops.Ops``) that
+every IR node's ``load`` computes through; nodes append statements and return the C name of
+the value. Loads of realized nodes read buffers; loads of nodes the
 current kernel computes itself (a reduction's scalar, an anchor's accumulator) return the
 register, but only at the kernel's own index: anything else raises :class:`NotFusable`, and
 the scheduler then realizes that node in its own kernel.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernelwright.tools.lower.index import Ix, linear
 
@@ -53,7 +54,9 @@ class KernelCtx:
     owned: set[int] = field(default_factory=set)  # non-pointwise nodes this kernel computes
     subgroup: bool = False  # cooperative rows reduce over one sub-group (SYCL)
     lanes: int = 0  # rows one work-item each: partial results per lane (emit._reduce_lanes)
-    stash: tuple | None = None  # emit._stash_of: elements kept in an output on the way
+    stash: tuple | None = None  # emit.rows.stash_of: elements kept in an output on the way
+    simd: bool = False  # mark row loops OpenMP ``simd`` (the C++ backend)
+    target: Any = None  # the backends.Codegen emitting this kernel (group reductions)
 
     # -- statements ----------------------------------------------------------------------
 
@@ -97,6 +100,17 @@ class KernelCtx:
     def loop(self, name: str, size: int) -> Iterator[Ix]:
         with self.block(f"for ({self.idx_type} {name} = 0; {name} < {size}; ++{name})"):
             yield Ix.var(name, size)
+
+    # -- math (the dialect's spellings) ---------------------------------------------------
+
+    def call(self, name: str, ctype: str, *args: str) -> str:
+        return self.dialect.call(name, ctype, *args)
+
+    def max_nan(self, a: str, b: str) -> str:
+        return self.dialect.max_nan(a, b)
+
+    def min_nan(self, a: str, b: str) -> str:
+        return self.dialect.min_nan(a, b)
 
     # -- buffers -------------------------------------------------------------------------
 

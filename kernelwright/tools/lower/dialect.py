@@ -1,12 +1,13 @@
 """What differs between SYCL, CUDA and C++ in a kernel body: spellings of math and preludes.
 
-Kernel *structure* (work-items, groups, loops) is the emitters' business (``emit/``); bodies
-are plain C expressions that all three compile.
+Kernel *structure* (work-items, groups, loops) is the emitters' business (``emit/`` and
+``backends/``); bodies are plain C expressions that all three compile. A dialect is data:
+which backend uses which one is decided in ``backends/``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # C math function -> float-overload spelling for (sycl, cuda, cpp)
 _MATH = [
@@ -168,21 +169,29 @@ _CPP_FAST = {"exp": "kw_expf", "tanh": "kw_tanhf", "erf": "kw_erff", "log": "kw_
              "log1p": "kw_log1pf"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Dialect:
-    """Spellings of one backend's kernel language."""
+    """Spellings of one backend's kernel language (data only: each backend in
+    ``backends/`` picks its dialect)."""
 
     name: str
     math_prefix: str
     float_suffix: bool  # CUDA: expf; others overload on float
     prelude_head: str
     memcpy: str
+    fn_qualifier: str = "static inline"  # how prelude functions are declared
+    consts: str = ("#define KW_INF (__builtin_inff())\n"
+                   "#define KW_NAN (__builtin_nanf(\"\"))\n")
+    fast: dict[str, str] = field(default_factory=dict)  # float math -> prelude function
+    rsqrt_recip: bool = False  # spell rsqrt as 1 / sqrt (no rsqrt in the math library)
+    prelude_tail: str = ""  # backend-only prelude (C++: vectorisable math, simd reductions)
 
     def fn(self, name: str, ctype: str = "float") -> str:
-        if self.name == "cpp" and ctype == "float" and name in _CPP_FAST:
-            return _CPP_FAST[name]
-        if name == "rsqrt" and self.name == "cpp":
-            return "1.0f / std::sqrt" if ctype == "float" else "1.0 / std::sqrt"
+        if ctype == "float" and name in self.fast:
+            return self.fast[name]
+        if name == "rsqrt" and self.rsqrt_recip:
+            one = "1.0f" if ctype == "float" else "1.0"
+            return f"{one} / {self.math_prefix}sqrt"
         if self.float_suffix and ctype == "float" and name != "rsqrt":
             return f"{name}f"
         if self.float_suffix and name == "rsqrt":
@@ -202,19 +211,17 @@ class Dialect:
         return f"kw_minn({a}, {b})"
 
     def prelude(self) -> str:
-        fn = "static __device__ inline" if self.name == "cuda" else "static inline"
-        consts = ("#define KW_INF __int_as_float(0x7f800000)\n"
-                  "#define KW_NAN __int_as_float(0x7fffffff)\n") if self.name == "cuda" else (
-                  "#define KW_INF (__builtin_inff())\n#define KW_NAN (__builtin_nanf(\"\"))\n")
-        return (self.prelude_head + f"#define KW_FN {fn}\n" + consts
+        return (self.prelude_head + f"#define KW_FN {self.fn_qualifier}\n" + self.consts
                 + f"#define KW_MEMCPY(d, s, n) {self.memcpy}(d, s, n)\n" + _COMMON + _HALF
-                + (_CPP_MATH + _CPP_REDUCE if self.name == "cpp" else ""))
+                + self.prelude_tail)
 
 
 SYCL = Dialect("sycl", "sycl::", False,
                "#include <sycl/sycl.hpp>\nnamespace syclexp = sycl::ext::oneapi::experimental;\n",
                "__builtin_memcpy")
-CUDA = Dialect("cuda", "", True, "", "memcpy")
+CUDA = Dialect("cuda", "", True, "", "memcpy", fn_qualifier="static __device__ inline",
+               consts=("#define KW_INF __int_as_float(0x7f800000)\n"
+                       "#define KW_NAN __int_as_float(0x7fffffff)\n"))
 CPP = Dialect("cpp", "std::", False,
-              "#include <cmath>\n#include <cstring>\n#include <cstdint>\n", "std::memcpy")
-DIALECTS = {"sycl": SYCL, "cuda": CUDA, "cpp": CPP}
+              "#include <cmath>\n#include <cstring>\n#include <cstdint>\n", "std::memcpy",
+              fast=_CPP_FAST, rsqrt_recip=True, prelude_tail=_CPP_MATH + _CPP_REDUCE)

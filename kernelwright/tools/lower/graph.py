@@ -10,7 +10,14 @@ import torch
 from torch.export.graph_signature import InputKind, OutputKind
 
 from kernelwright.errors import LoweringError
-from kernelwright.tools.lower import ops_anchor, ops_layout, ops_pointwise, ops_reduce  # noqa: F401
+from kernelwright.tools.lower import (  # noqa: F401  (they register the lowerings)
+    ops_activation,
+    ops_anchor,
+    ops_layout,
+    ops_norm,
+    ops_pointwise,
+    ops_reduce,
+)
 from kernelwright.tools.lower.builder import LOWERINGS, Builder, make_input, op_name
 from kernelwright.tools.lower.capture import Captured
 from kernelwright.tools.lower.ir import Input, Node

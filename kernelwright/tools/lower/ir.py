@@ -1,7 +1,8 @@
 """The lowered program's IR: tensors defined by how to compute one element at an index.
 
-Every node has a shape and dtype and a ``compute(k, idx)`` that appends statements to the
-kernel context ``k`` and returns the C name of the element at multi-index ``idx``. Layout
+Every node has a shape and dtype and a ``compute(k, idx)`` that asks the ops handler ``k``
+(``ops.Ops``: code generation's kernel context, or an analysis' recorder) for statements and
+returns the C name of the element at multi-index ``idx``. Layout
 operators are pointwise nodes whose ``compute`` maps the index and loads their input, so
 view/permute/expand/slice/cat/flip/gather never move data. The scheduler decides which nodes
 are *realized* (written to a buffer by a kernel of their own group); every other node is
@@ -23,12 +24,12 @@ from typing import Any
 import torch
 
 from kernelwright.errors import LoweringError
-from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dtypes import compute_type, literal
 from kernelwright.tools.lower.index import Ix
+from kernelwright.tools.lower.ops import Ops
 
 _ids = itertools.count()
-Body = Callable[[KernelCtx, list[Ix]], str]
+Body = Callable[[Ops, list[Ix]], str]
 
 
 @dataclass(eq=False)
@@ -51,7 +52,7 @@ class Node:
     def ctype(self) -> str:
         return compute_type(self.dtype)
 
-    def load(self, k: KernelCtx, idx: list[Ix]) -> str:
+    def load(self, k: Ops, idx: list[Ix]) -> str:
         """The element at ``idx``: from a buffer, a bound register, or computed here."""
         if len(idx) != len(self.shape):
             raise LoweringError(f"internal: {self.name} indexed with {len(idx)} dims, "
@@ -66,7 +67,7 @@ class Node:
     def key(self, idx: list[Ix]) -> list[Ix]:
         return idx
 
-    def compute(self, k: KernelCtx, idx: list[Ix]) -> str:
+    def compute(self, k: Ops, idx: list[Ix]) -> str:
         raise LoweringError(f"internal: {self.kind} node {self.name} must be realized")
 
 
@@ -85,7 +86,7 @@ class Pointwise(Node):
 
     fn: Body | None = None
 
-    def compute(self, k: KernelCtx, idx: list[Ix]) -> str:
+    def compute(self, k: Ops, idx: list[Ix]) -> str:
         assert self.fn is not None
         return self.fn(k, idx)
 
@@ -138,7 +139,7 @@ class Reduction(Node):
     def acc_ctype(self) -> str:
         return compute_type(self.acc_dtype)
 
-    def compute(self, k: KernelCtx, idx: list[Ix]) -> str:
+    def compute(self, k: Ops, idx: list[Ix]) -> str:
         """Sequential reduction for one output element (the thread-per-row schedule)."""
         outer = self.key(idx)
         acc, pos = self.init(k)
@@ -157,7 +158,7 @@ class Reduction(Node):
             cm.__exit__(None, None, None)
         return self.finish(k, acc, pos)
 
-    def init(self, k: KernelCtx) -> tuple[str, str | None]:
+    def init(self, k: Ops) -> tuple[str, str | None]:
         ct = self.acc_ctype()
         if self.op in ("argmax", "argmin"):
             start = -math.inf if self.op == "argmax" else math.inf
@@ -165,8 +166,7 @@ class Reduction(Node):
             return acc, k.var("long long", "0", "p")
         return k.var(ct, literal(REDUCE_INIT[self.op], self.acc_dtype)), None
 
-    def combine(self, k: KernelCtx, acc: str, pos: str | None, value: str, flat: str) -> None:
-        d = k.dialect
+    def combine(self, k: Ops, acc: str, pos: str | None, value: str, flat: str) -> None:
         ct = self.acc_ctype()
         v = f"(({ct}){value})"
         if self.op == "sum":
@@ -174,9 +174,9 @@ class Reduction(Node):
         elif self.op == "prod":
             k.emit(f"{acc} *= {v};")
         elif self.op == "max":
-            k.emit(f"{acc} = {d.max_nan(acc, v)};")
+            k.emit(f"{acc} = {k.max_nan(acc, v)};")
         elif self.op == "min":
-            k.emit(f"{acc} = {d.min_nan(acc, v)};")
+            k.emit(f"{acc} = {k.min_nan(acc, v)};")
         elif self.op == "any":
             k.emit(f"{acc} = {acc} || ({value} != 0);")
         elif self.op == "all":
@@ -186,7 +186,7 @@ class Reduction(Node):
             k.emit(f"if ({v} {cmp} {acc} || ({v} != {v} && {acc} == {acc})) "
                    f"{{ {acc} = {v}; {pos} = {flat}; }}")
 
-    def finish(self, k: KernelCtx, acc: str, pos: str | None) -> str:
+    def finish(self, k: Ops, acc: str, pos: str | None) -> str:
         if pos is not None:
             return pos
         return k.let(f"(({self.ctype}){acc})", self.ctype)

@@ -1,8 +1,7 @@
-"""Lowerings of elementwise operators: arithmetic, math, comparisons, activations, casts."""
+"""Lowerings of elementwise operators: arithmetic, math, comparisons, casts, constructors
+(activations are in ``ops_activation``)."""
 
 from __future__ import annotations
-
-import math
 
 import torch
 from torch import fx
@@ -72,11 +71,11 @@ def _div(b: Builder, n: fx.Node):
     if mode == "trunc":
         if dtype.is_floating_point:
             return b.pointwise(shape, dtype, [x, y],
-                               lambda k, v: k.dialect.call("trunc", ct, f"{v[0]} / {v[1]}"))
+                               lambda k, v: k.call("trunc", ct, f"{v[0]} / {v[1]}"))
         return b.pointwise(shape, dtype, [x, y], lambda k, v: f"({v[0]} / {v[1]})")
     if dtype.is_floating_point:
         return b.pointwise(shape, dtype, [x, y],
-                           lambda k, v: k.dialect.call("floor", ct, f"{v[0]} / {v[1]}"))
+                           lambda k, v: k.call("floor", ct, f"{v[0]} / {v[1]}"))
     return b.pointwise(shape, dtype, [x, y], lambda k, v: f"kw_floordiv({v[0]}, {v[1]})")
 
 
@@ -87,7 +86,7 @@ def _floor_divide(b: Builder, n: fx.Node):
     ct = compute_type(dtype)
     if dtype.is_floating_point:
         return b.pointwise(shape, dtype, [x, y],
-                           lambda k, v: k.dialect.call("floor", ct, f"{v[0]} / {v[1]}"))
+                           lambda k, v: k.call("floor", ct, f"{v[0]} / {v[1]}"))
     return b.pointwise(shape, dtype, [x, y], lambda k, v: f"kw_floordiv({v[0]}, {v[1]})")
 
 
@@ -102,8 +101,8 @@ def _remainder(b: Builder, n: fx.Node):
         return b.pointwise(shape, dtype, [x, y], lambda k, v: op.format(*v))
     if py:
         return b.pointwise(shape, dtype, [x, y], lambda k, v: (
-            f"({v[0]} - {v[1]} * {k.dialect.call('floor', ct, f'{v[0]} / {v[1]}')})"), cost=3)
-    return b.pointwise(shape, dtype, [x, y], lambda k, v: k.dialect.call("fmod", ct, *v))
+            f"({v[0]} - {v[1]} * {k.call('floor', ct, f'{v[0]} / {v[1]}')})"), cost=3)
+    return b.pointwise(shape, dtype, [x, y], lambda k, v: k.call("fmod", ct, *v))
 
 
 @register("pow")
@@ -117,16 +116,16 @@ def _pow(b: Builder, n: fx.Node):
         if y == 3:
             return b.pointwise(shape, dtype, [x], lambda k, v: f"({v[0]} * {v[0]} * {v[0]})")
         if y == 0.5:
-            return b.pointwise(shape, dtype, [x], lambda k, v: k.dialect.call("sqrt", ct, v[0]))
+            return b.pointwise(shape, dtype, [x], lambda k, v: k.call("sqrt", ct, v[0]))
         if y == 1:
             return b.pointwise(shape, dtype, [x], lambda k, v: v[0])
         if y == -1:
             return b.pointwise(shape, dtype, [x], lambda k, v: f"(({ct})1 / {v[0]})")
     if not dtype.is_floating_point:
         return b.pointwise(shape, dtype, [x, y], lambda k, v: (
-            f"(({ct}){k.dialect.call('pow', 'double', f'(double){v[0]}', f'(double){v[1]}')})"),
+            f"(({ct}){k.call('pow', 'double', f'(double){v[0]}', f'(double){v[1]}')})"),
             cost=4)
-    return b.pointwise(shape, dtype, [x, y], lambda k, v: k.dialect.call("pow", ct, *v), cost=4)
+    return b.pointwise(shape, dtype, [x, y], lambda k, v: k.call("pow", ct, *v), cost=4)
 
 
 @register("atan2")
@@ -134,7 +133,7 @@ def _atan2(b: Builder, n: fx.Node):
     (x, y), _ = b.args(n)
     shape, dtype = _shape_dtype(b, n)
     return b.pointwise(shape, dtype, [x, y],
-                       lambda k, v: k.dialect.call("atan2", compute_type(dtype), *v), cost=4)
+                       lambda k, v: k.call("atan2", compute_type(dtype), *v), cost=4)
 
 
 @register(*_COMPARE)
@@ -160,7 +159,7 @@ def _unary_math(b: Builder, n: fx.Node):
     shape, dtype = _shape_dtype(b, n)
     ct = compute_type(dtype)
     fn = n.target.overloadpacket.__name__
-    return b.pointwise(shape, dtype, [x], lambda k, v: k.dialect.call(fn, ct, v[0]), cost=4)
+    return b.pointwise(shape, dtype, [x], lambda k, v: k.call(fn, ct, v[0]), cost=4)
 
 
 for _name in _MATH1:
@@ -192,7 +191,7 @@ def _abs(b: Builder, n: fx.Node):
     shape, dtype = _shape_dtype(b, n)
     ct = compute_type(dtype)
     if dtype.is_floating_point:
-        return b.pointwise(shape, dtype, [x], lambda k, v: k.dialect.call("fabs", ct, v[0]))
+        return b.pointwise(shape, dtype, [x], lambda k, v: k.call("fabs", ct, v[0]))
     return b.pointwise(shape, dtype, [x], lambda k, v: f"({v[0]} < 0 ? -{v[0]} : {v[0]})")
 
 
@@ -209,126 +208,6 @@ def _isnan(b: Builder, n: fx.Node):
             "isinf": "({0} == KW_INF || {0} == -KW_INF)",
             "isfinite": "({0} == {0} && {0} != KW_INF && {0} != -KW_INF)"}[name]
     return b.pointwise(shape, dtype, [x], lambda k, v: tmpl.format(v[0]), opd_dtype=src)
-
-
-@register("sigmoid")
-def _sigmoid(b: Builder, n: fx.Node):
-    (x,), _ = b.args(n)
-    shape, dtype = _shape_dtype(b, n)
-    ct = compute_type(dtype)
-    return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"(({ct})1 / (({ct})1 + {k.dialect.call('exp', ct, f'-{v[0]}')}))"), cost=4)
-
-
-@register("silu")
-def _silu(b: Builder, n: fx.Node):
-    (x,), _ = b.args(n)
-    shape, dtype = _shape_dtype(b, n)
-    ct = compute_type(dtype)
-    return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"({v[0]} / (({ct})1 + {k.dialect.call('exp', ct, f'-{v[0]}')}))"), cost=4)
-
-
-@register("gelu")
-def _gelu(b: Builder, n: fx.Node):
-    (x, *rest), kw = b.args(n)
-    shape, dtype = _shape_dtype(b, n)
-    ct = compute_type(dtype)
-    approx = kw.get("approximate", rest[0] if rest else "none")
-    L = lambda v: literal(v, dtype)  # noqa: E731
-    if approx == "tanh":
-        def fn(k, v):
-            cube = f"{v[0]} * {v[0]} * {v[0]}"
-            inner = f"{L(math.sqrt(2 / math.pi))} * ({v[0]} + {L(0.044715)} * {cube})"
-            return f"({L(0.5)} * {v[0]} * ({L(1)} + {k.dialect.call('tanh', ct, inner)}))"
-    else:
-        def fn(k, v):
-            return (f"({L(0.5)} * {v[0]} * ({L(1)} + "
-                    f"{k.dialect.call('erf', ct, f'{v[0]} * {L(1 / math.sqrt(2))}')}))")
-    return b.pointwise(shape, dtype, [x], fn, cost=6)
-
-
-@register("elu")
-def _elu(b: Builder, n: fx.Node):
-    (x, *rest), kw = b.args(n)
-    shape, dtype = _shape_dtype(b, n)
-    ct = compute_type(dtype)
-    alpha, scale, iscale = (list(rest) + [1.0, 1.0, 1.0])[:3]
-    alpha, scale, iscale = kw.get("alpha", alpha), kw.get("scale", scale), kw.get(
-        "input_scale", iscale)
-    L = lambda v: literal(v, dtype)  # noqa: E731
-    return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"({v[0]} > {L(0)} ? {L(scale)} * {v[0]} : {L(scale * alpha)} * "
-        f"{k.dialect.call('expm1', ct, f'{v[0]} * {L(iscale)}')})"), cost=4)
-
-
-@register("leaky_relu")
-def _leaky(b: Builder, n: fx.Node):
-    (x, *rest), _ = b.args(n)
-    shape, dtype = _shape_dtype(b, n)
-    slope = literal(rest[0] if rest else 0.01, dtype)
-    return b.pointwise(shape, dtype, [x], lambda k, v: f"({v[0]} > 0 ? {v[0]} : {v[0]} * {slope})")
-
-
-@register("hardtanh")
-def _hardtanh(b: Builder, n: fx.Node):
-    (x, *rest), _ = b.args(n)
-    lo, hi = (list(rest) + [-1.0, 1.0])[:2] if rest else (-1.0, 1.0)
-    shape, dtype = _shape_dtype(b, n)
-    return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"kw_minn(kw_maxn({v[0]}, {literal(lo, dtype)}), {literal(hi, dtype)})"))
-
-
-@register("hardsigmoid")
-def _hardsigmoid(b: Builder, n: fx.Node):
-    (x,), _ = b.args(n)
-    shape, dtype = _shape_dtype(b, n)
-    L = lambda v: literal(v, dtype)  # noqa: E731
-    return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"kw_min(kw_max({v[0]} / {L(6)} + {L(0.5)}, {L(0)}), {L(1)})"))
-
-
-@register("hardswish")
-def _hardswish(b: Builder, n: fx.Node):
-    (x,), _ = b.args(n)
-    shape, dtype = _shape_dtype(b, n)
-    L = lambda v: literal(v, dtype)  # noqa: E731
-    return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"({v[0]} * kw_min(kw_max({v[0]} + {L(3)}, {L(0)}), {L(6)}) / {L(6)})"))
-
-
-@register("softplus")
-def _softplus(b: Builder, n: fx.Node):
-    (x, *rest), _ = b.args(n)
-    beta, thr = (list(rest) + [1.0, 20.0])[:2]
-    shape, dtype = _shape_dtype(b, n)
-    ct = compute_type(dtype)
-    L = lambda v: literal(v, dtype)  # noqa: E731
-    return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"({v[0]} * {L(beta)} > {L(thr)} ? {v[0]} : "
-        f"{k.dialect.call('log1p', ct, k.dialect.call('exp', ct, f'{v[0]} * {L(beta)}'))}"
-        f" / {L(beta)})"), cost=6)
-
-
-@register("mish")
-def _mish(b: Builder, n: fx.Node):
-    (x,), _ = b.args(n)
-    shape, dtype = _shape_dtype(b, n)
-    ct = compute_type(dtype)
-    L = lambda v: literal(v, dtype)  # noqa: E731
-    def fn(k, v):
-        soft = k.dialect.call("log1p", ct, k.dialect.call("exp", ct, v[0]))
-        return f"({v[0]} * {k.dialect.call('tanh', ct, f'({v[0]} > {L(20)} ? {v[0]} : {soft})')})"
-
-    return b.pointwise(shape, dtype, [x], fn, cost=8)
-
-
-@register("threshold")
-def _threshold(b: Builder, n: fx.Node):
-    (x, thr, val), _ = b.args(n)
-    shape, dtype = _shape_dtype(b, n)
-    return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"({v[0]} > {literal(thr, dtype)} ? {v[0]} : {literal(val, dtype)})"))
 
 
 @register("clamp", "clamp_min", "clamp_max")

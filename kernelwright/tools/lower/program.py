@@ -15,10 +15,10 @@ import torch
 
 from kernelwright.errors import LoweringError
 from kernelwright.spec import Candidate, Task
+from kernelwright.tools.lower.backends import backend_names, codegen_for
 from kernelwright.tools.lower.capture import capture
 from kernelwright.tools.lower.codegen import NotFusable
-from kernelwright.tools.lower.dialect import DIALECTS
-from kernelwright.tools.lower.emit import CUDA_REDUCE, KernelSource, emit_group
+from kernelwright.tools.lower.emit import KernelSource
 from kernelwright.tools.lower.graph import LoweredGraph, build_graph, constants_of
 from kernelwright.tools.lower.ir import Input, Pointwise
 from kernelwright.tools.lower.runtime import _signature, encode_tensor
@@ -26,10 +26,7 @@ from kernelwright.tools.lower.schedule import Group, Schedule, schedule
 from kernelwright.tools.lower.space import choose_defaults, group_space
 from kernelwright.tools.lower.vendor import VendorStep, vendor_conv, vendor_step
 
-BACKENDS = ("sycl", "cpp", "cuda")
-# -fno-trapping-math lets g++ if-convert (and so vectorise) loops whose selects guard float
-# arithmetic, such as the prelude's kw_expf; results are unchanged (only FP exception flags).
-COMPILE_OPTIONS: dict[str, tuple[str, ...]] = {"cpp": ("-fno-trapping-math",)}
+BACKENDS = backend_names()
 
 
 @dataclass
@@ -93,10 +90,7 @@ class LoweredProgram:
 
 
 def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
-    d = DIALECTS[prog.backend]
-    parts, plans = [d.prelude()], {}
-    if prog.backend == "cuda":
-        parts.append(CUDA_REDUCE)
+    parts, plans = [codegen_for(prog.backend).prelude()], {}
     lines = [f"lowered {prog.task.name} for {prog.backend}: {len(prog.variants)} signature(s)"]
     lines += prog.notes
     parts.append("// [EVOLVE_START] kernels: keep names and argument lists (the plans launch "
@@ -121,7 +115,7 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
     g, sched = var.graph, var.sched
     names = buffer_names(g, sched)
     real = dict(names)
-    d = DIALECTS[prog.backend]
+    cg = codegen_for(prog.backend)
     idx_type = "int" if max([n.numel for n in g.nodes] + [1]) < 2**31 - 1 else "long long"
     groups = [Group(grp.kind, list(grp.main), list(grp.epilogue), list(grp.outer),
                     f"k{vi}_{gi}") for gi, grp in enumerate(sched.groups)]
@@ -140,7 +134,7 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
                 i += 1
                 continue
         try:
-            kernels.append(emit_group(grp, d, real, names, params, idx_type))
+            kernels.append(cg.emit_group(grp, real, names, params, idx_type))
             i += 1
         except NotFusable:
             split = _split(grp)
@@ -153,16 +147,16 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
             or not nm.startswith("b")}
     if keep != names:
         names = keep
-        kernels = [_re_emit(k, grp, d, real, names, prog, sched, idx_type)
+        kernels = [_re_emit(k, grp, cg, real, names, prog, sched, idx_type)
                    for k, grp in zip(kernels, groups, strict=True)]
     return kernels, make_plan(g, names, kernels, prog.backend)
 
 
-def _re_emit(old, grp, d, real, names, prog, sched, idx_type):
+def _re_emit(old, grp, cg, real, names, prog, sched, idx_type):
     if isinstance(old, VendorStep):
         return old
-    return emit_group(grp, d, real, names, _group_params(prog.params, gi_of(grp, sched)),
-                      idx_type)
+    return cg.emit_group(grp, real, names, _group_params(prog.params, gi_of(grp, sched)),
+                         idx_type)
 
 
 def gi_of(grp: Group, sched: Schedule) -> str:
@@ -249,7 +243,7 @@ def render_module(prog: LoweredProgram, source: str, plans: dict[str, Any]) -> s
             "from kernelwright.tools.lower.runtime import LoweredModule\n\n"
             f"BACKEND = {prog.backend!r}\n"
             f"LAUNCH = {prog.params.get('launch', 'steps')!r}\n"
-            f"OPTIONS = {COMPILE_OPTIONS.get(prog.backend, ())!r}\n\n"
+            f"OPTIONS = {codegen_for(prog.backend).compile_options!r}\n\n"
             f'SOURCE = r"""\n{source}\n"""\n\n'
             f"PLANS = {pprint.pformat(plans, width=99, sort_dicts=True)}\n\n"
             f"STATE = {pprint.pformat(prog.state, width=99)}\n\n"
@@ -274,8 +268,7 @@ def lower_task(task: Task, backend: str = "sycl", params: dict[str, Any] | None 
     Raises:
         LoweringError: an operator or form has no lowering; the message names it and the fix.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
+    backend = codegen_for(backend).name  # unknown names raise ValueError listing the choices
     from kernelwright.errors import TaskError
     from kernelwright.spec import derive_contract, variant_inputs
     from kernelwright.spec.inputs import init_inputs_for, nominal_inputs

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from kernelwright.errors import LaunchError
+from kernelwright.tools.lower.backends import codegen_for
 
 _DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
@@ -93,10 +94,9 @@ class LoweredModule(nn.Module):
             raise LaunchError(
                 f"no lowered program for input shapes {key}; this candidate was lowered for "
                 f"{sorted(self.plans)}. Lower the task again with these shapes as a variant.")
-        if self.launch == "chain" and self.backend == "sycl" and _zero_copy():
-            return _Chain(self, plan)
-        if self.backend == "cpp" and not any("vendor" in s for s in plan["steps"]):
-            return _CppChain(self, plan)
+        prepared = codegen_for(self.backend).prepared(self, plan)
+        if prepared is not None:
+            return prepared
         return lambda owner, xs: owner._run(plan, xs)
 
     def _run(self, plan: dict[str, Any], inputs: tuple[Any, ...]) -> Any:
@@ -119,111 +119,6 @@ class LoweredModule(nn.Module):
         return outs[0] if plan["single"] else tuple(outs)
 
 
-class _Chain:
-    """One signature's plan prepared for one-call launches: buffer order fixed, temporaries
-    allocated once (never outputs: those are fresh per call)."""
-
-    def __init__(self, owner: LoweredModule, plan: dict[str, Any]) -> None:
-        from kernelwright.tools.backends import active_registry
-
-        self.inputs = [i for i, n in enumerate(plan["inputs"]) if n is not None]
-        self.state = [owner._state_tensor(t) for _, t in plan["state"]]
-        self.consts = [owner._consts[t] for _, t in plan["consts"]]
-        self.temps = [torch.empty(s, dtype=dtype_of(d)) for s, d in plan["temps"].values()]
-        self.outputs = [(tuple(s), dtype_of(d)) for _, s, d in plan["outputs"]]
-        self.single = plan["single"]
-        order = ([plan["inputs"][i] for i in self.inputs] + [n for n, _ in plan["state"]]
-                 + [n for n, _ in plan["consts"]] + list(plan["temps"])
-                 + [n for n, _, _ in plan["outputs"]])
-        slot = {}
-        for i, n in enumerate(order):
-            slot.setdefault(n, i)
-        self.fixed = [c.data_ptr() for c in self.consts] + [t.data_ptr() for t in self.temps]
-        be = active_registry().get("sycl")
-        self.order = order
-        self.segments: list[Any] = []  # prepared chains and vendor steps, in order
-        run: list[Any] = []
-        for s in plan["steps"]:
-            if "vendor" in s:
-                if run:
-                    self.segments.append(be.prepare_chain(run, len(order)))
-                    run = []
-                self.segments.append(s)
-                continue
-            run.append((owner._kernels[s["kernel"]], [slot[a] for a in s["args"]],
-                        s["global"], s["local"]))
-        if run:
-            self.segments.append(be.prepare_chain(run, len(order)))
-        self.has_vendor = any(isinstance(s, dict) for s in self.segments)
-
-    def __call__(self, owner: LoweredModule, inputs: tuple[Any, ...]) -> Any:
-        xs = [inputs[i] for i in self.inputs]
-        xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
-        outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
-        ptrs = ([x.data_ptr() for x in xs] + [t.data_ptr() for t in self.state]
-                + self.fixed + [o.data_ptr() for o in outs])
-        if not self.has_vendor:
-            self.segments[0](ptrs)
-        else:
-            table = dict(zip(self.order, xs + self.state + self.consts + self.temps + outs,
-                             strict=True))
-            for seg in self.segments:
-                if isinstance(seg, dict):
-                    _vendor(seg, table)
-                else:
-                    seg(ptrs)
-        return outs[0] if self.single else tuple(outs)
-
-
-class _CppChain:
-    """A C++ signature's plan with the per-call work cut to pointers: each kernel is called
-    through its own ctypes prototype (all arguments ``void*``) with argument slots resolved
-    once; temporaries are allocated once, outputs fresh per call."""
-
-    def __init__(self, owner: LoweredModule, plan: dict[str, Any]) -> None:
-        import ctypes
-
-        self.inputs = [i for i, n in enumerate(plan["inputs"]) if n is not None]
-        state = [owner._state_tensor(t) for _, t in plan["state"]]
-        consts = [owner._consts[t] for _, t in plan["consts"]]
-        self.temps = [torch.empty(s, dtype=dtype_of(d)) for s, d in plan["temps"].values()]
-        self.state = state
-        self.outputs = [(tuple(s), dtype_of(d)) for _, s, d in plan["outputs"]]
-        self.single = plan["single"]
-        order = ([plan["inputs"][i] for i in self.inputs] + [n for n, _ in plan["state"]]
-                 + [n for n, _ in plan["consts"]] + list(plan["temps"])
-                 + [n for n, _, _ in plan["outputs"]])
-        slot: dict[str, int] = {}
-        for i, n in enumerate(order):
-            slot.setdefault(n, i)
-        self.n_inputs = len(self.inputs)
-        self.fixed = ([t.data_ptr() for t in state] + [c.data_ptr() for c in consts]
-                      + [t.data_ptr() for t in self.temps])
-        self.keep = consts
-        lib = ctypes.CDLL(str(owner._kernels.build.artifact))
-        self.calls = []
-        for s in plan["steps"]:
-            fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(s["args"]))(
-                (s["kernel"], lib))
-            self.calls.append((fn, [slot[a] for a in s["args"]]))
-        self.lib = lib
-
-    def __call__(self, owner: LoweredModule, inputs: tuple[Any, ...]) -> Any:
-        xs = [inputs[i] for i in self.inputs]
-        xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
-        outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
-        ptrs = [x.data_ptr() for x in xs] + self.fixed + [o.data_ptr() for o in outs]
-        for fn, idx in self.calls:
-            fn(*[ptrs[i] for i in idx])
-        return outs[0] if self.single else tuple(outs)
-
-
-def _zero_copy() -> bool:
-    from kernelwright.tools.backends import active_registry
-
-    return bool(active_registry().get("sycl").zero_copy)
-
-
 def _signature(training: bool, inputs: tuple[Any, ...]) -> str:
     shapes = ";".join(",".join(map(str, x.shape)) if isinstance(x, torch.Tensor) else "-"
                       for x in inputs)
@@ -239,34 +134,7 @@ def _load(backend: str, source: str, options: tuple[str, ...] = ()) -> Any:
 def _launcher(backend: str, kernels: Any):
     from kernelwright.tools.backends import active_registry
 
-    be = active_registry().get(backend)
-
-    def run_sycl(steps, t):
-        for s in steps:
-            if "vendor" in s:
-                _vendor(s, t)
-                continue
-            kernels[s["kernel"]](*[t[a] for a in s["args"]], global_size=(s["global"],),
-                                 local_size=(s["local"],), wait=False)
-        be.synchronize()
-
-    def run_cpp(steps, t):
-        for s in steps:
-            if "vendor" in s:
-                _vendor(s, t)
-                continue
-            kernels[s["kernel"]](*[t[a] for a in s["args"]])
-
-    def run_cuda(steps, t):
-        for s in steps:
-            if "vendor" in s:
-                _vendor(s, t)
-                continue
-            grid = -(-s["global"] // s["local"])
-            kernels[s["kernel"]](*[t[a] for a in s["args"]], grid=(grid,), block=(s["local"],))
-        be.synchronize()
-
-    return {"sycl": run_sycl, "cpp": run_cpp, "cuda": run_cuda}[backend]
+    return codegen_for(backend).launcher(kernels, active_registry().get(backend))
 
 
 def _vendor(step: dict[str, Any], t: dict[str, torch.Tensor]) -> None:

@@ -4,40 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-CHOICES = {
-    "pointwise": {"wg": [64, 128, 256, 512], "ipw": [1, 2, 4, 8]},
-    "rows": {"strategy": ["lanes", "subgroup", "item", "group"],
-             "wg": [4, 8, 16, 32, 64, 128, 256, 512], "lanes": [4, 8, 16, 32]},
-    "scan": {"wg": [16, 64, 128]},
-    "gemm": {"rm": [1, 2, 4, 8], "rn": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
-    "conv": {"ocb": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
-}
+from kernelwright.tools.lower.backends import codegen_for
+from kernelwright.tools.lower.backends.base import CHOICES
 
-
-# C++ GEMM tiles: columns are an OpenMP simd loop, so wider choices
-CPP_CHOICES = {("gemm", "rn"): [4, 8, 16, 32]}
-CPP_THREADS = ("auto", "team", "one")
-# parameters the C++ emitter does not read (work-groups; pointwise rows are simd loops)
-CPP_UNUSED = {"pointwise": ("wg", "ipw"), "rows": ("wg", "strategy", "lanes")}
-
+__all__ = ["CHOICES", "VENDOR_MIN_FLOPS", "choose_defaults", "group_space", "vendor_allowed"]
 
 def group_space(prog, contract) -> dict[str, list[Any]]:
-    """``g<i>.<param>`` for every group of the nominal signature."""
+    """``g<i>.<param>`` for every group of the nominal signature (the backend's codegen
+    says which parameters each group has), plus ``launch`` where the backend has modes."""
+    cg = codegen_for(prog.backend)
     space: dict[str, list[Any]] = {}
-    if prog.backend == "sycl":
-        space["launch"] = ["chain", "steps"]
+    if cg.launch_modes:
+        space["launch"] = list(cg.launch_modes)
     for gi, grp in enumerate(prog.variants[0].sched.groups):
-        for p, choices in CHOICES[grp.kind].items():
-            if prog.backend == "cpp" and p in CPP_UNUSED.get(grp.kind, ("wg", "strategy")):
-                continue
-            space[f"g{gi}.{p}"] = list(CPP_CHOICES.get((grp.kind, p), choices)
-                                        if prog.backend == "cpp" else choices)
-        if prog.backend == "cpp":  # who runs the units: the rule, the OpenMP team, one thread
-            space[f"g{gi}.threads"] = list(CPP_THREADS)
-        if grp.kind == "gemm" and prog.backend == "cpp":
-            space[f"g{gi}.form"] = ["auto", "nvec", "kdot"]
-        if grp.kind == "conv" and prog.backend == "cpp" and not grp.main[0].transposed:
-            space[f"g{gi}.pw"] = [8, 16, 32]
+        for p, choices in cg.group_space(grp).items():
+            space[f"g{gi}.{p}"] = choices
         if grp.kind in ("gemm", "conv") and vendor_allowed(prog, contract):
             space[f"g{gi}.impl"] = ["kernel", "vendor"]
     return space
@@ -45,7 +26,7 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
 
 def vendor_allowed(prog, contract) -> bool:
     return (contract is not None and contract.allows("vendor_library")
-            and prog.backend in ("sycl", "cpp"))
+            and codegen_for(prog.backend).vendor_library)
 
 
 VENDOR_MIN_FLOPS = 2 * 64**3
@@ -55,7 +36,7 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
     """Heuristic starting point: row groups cooperate when rows are long and few."""
     params: dict[str, Any] = {}
     if "launch" in prog.space:
-        params["launch"] = "chain"
+        params["launch"] = prog.space["launch"][0]
     for gi, grp in enumerate(prog.variants[0].sched.groups):
         pre = f"g{gi}."
         if f"{pre}threads" in prog.space:
@@ -86,11 +67,9 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             if f"{pre}ipw" in prog.space:
                 params[f"{pre}ipw"] = 1
         elif grp.kind == "gemm":
-            if prog.backend == "cpp":  # see emit.gemm_body_cpp
-                params[f"{pre}rm"], params[f"{pre}rn"] = 4, 16
+            params[f"{pre}rm"], params[f"{pre}rn"] = codegen_for(prog.backend).gemm_tile
+            if f"{pre}form" in prog.space:
                 params[f"{pre}form"] = "auto"
-            else:
-                params[f"{pre}rm"], params[f"{pre}rn"] = 8, 1
             g = grp.main[0]
             flops = 2 * g.m * g.n * g.kdim * (g.numel // max(1, g.m * g.n))
             if f"{pre}impl" in prog.space:

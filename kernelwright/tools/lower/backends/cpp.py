@@ -1,0 +1,137 @@
+"""C++/OpenMP: units of work are iterations of an OpenMP ``parallel for``; rows, pointwise
+rows, GEMM columns and convolution positions are OpenMP ``simd`` loops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernelwright.tools.lower.backends.base import CHOICES, Codegen, register
+from kernelwright.tools.lower.backends.cpp_conv import conv_body_cpp
+from kernelwright.tools.lower.backends.cpp_gemm import gemm_body_cpp
+from kernelwright.tools.lower.codegen import KernelCtx
+from kernelwright.tools.lower.dialect import CPP
+from kernelwright.tools.lower.emit.common import KernelSource, index_vars, signature
+from kernelwright.tools.lower.emit.pointwise import write_element
+from kernelwright.tools.lower.index import Ix
+from kernelwright.tools.lower.ir import Node
+from kernelwright.tools.lower.schedule import Group
+
+# C++: below this many elements of work a kernel runs on the calling thread (waking the
+# OpenMP team costs more than it saves; torch's own grain size is 32768 too)
+PARALLEL_GRAIN = 32768
+# GEMM tiles: columns are an OpenMP simd loop, so wider choices
+CPP_CHOICES = {("gemm", "rn"): [4, 8, 16, 32]}
+CPP_THREADS = ("auto", "team", "one")
+# parameters the C++ emitters do not read (work-groups; pointwise rows are simd loops)
+CPP_UNUSED = {"pointwise": ("wg", "ipw"), "rows": ("wg", "strategy", "lanes")}
+
+
+@register
+class CppCodegen(Codegen):
+    name = "cpp"
+    dialect = CPP
+    # -fno-trapping-math lets g++ if-convert (and so vectorise) loops whose selects guard
+    # float arithmetic, such as the prelude's kw_expf; results are unchanged (only FP
+    # exception flags).
+    compile_options = ("-fno-trapping-math",)
+    vendor_library = True  # host BLAS / oneDNN through torch
+    body_depth = 2
+    simd_loops = True
+    cooperative_rows = False  # one thread per row; the row is a simd loop
+    gemm_tile = (4, 16)
+
+    # -- emission --------------------------------------------------------------------------
+
+    def rows_layout(self, strategy: str, params: dict[str, Any], wg: int
+                    ) -> tuple[bool, int, bool, int]:
+        return False, 0, False, wg
+
+    def emit_pointwise(self, k: KernelCtx, grp: Group, names: dict[int, str],
+                       params: dict[str, Any]) -> int:
+        node = grp.main[0]
+        if node.shape and node.shape[-1] >= 8:
+            return pointwise_rows_cpp(k, node, names, "u")
+        return super().emit_pointwise(k, grp, names, params)
+
+    def emit_gemm(self, k: KernelCtx, grp: Group, names: dict[int, str],
+                  params: dict[str, Any]) -> int:
+        return gemm_body_cpp(k, grp, names, "u", int(params.get("rm", 4)),
+                             int(params.get("rn", 16)), str(params.get("form", "auto")))
+
+    def emit_conv(self, k: KernelCtx, grp: Group, names: dict[int, str],
+                  params: dict[str, Any]) -> int:
+        if grp.main[0].transposed:  # type: ignore[attr-defined]
+            return super().emit_conv(k, grp, names, params)
+        return conv_body_cpp(k, grp, names, "u", int(params.get("ocb", 4)),
+                             int(params.get("pw", 16)))
+
+    def wrap(self, name: str, k: KernelCtx, units: int, wg: int, cooperative: bool,
+             work: int | None = None, threads: str = "auto") -> KernelSource:
+        """``threads``: ``auto`` runs the units on the OpenMP team when the work reaches
+        ``PARALLEL_GRAIN``, ``team`` always, ``one`` never."""
+        args, decl = signature(k)
+        body = "\n".join(k.lines)
+        team = {"team": True, "one": False}.get(threads, work is None or work >= PARALLEL_GRAIN)
+        par = "#pragma omp parallel for schedule(static)\n" if units > 1 and team else ""
+        text = (f'extern "C" void {name}({decl}) {{\n'
+                f"{par}"
+                f"  for (int u = 0; u < {units}; ++u) {{\n{body}\n  }}\n}}\n")
+        return KernelSource(name, text, args, units, 1)
+
+    # -- schedule space --------------------------------------------------------------------
+
+    def group_space(self, grp: Group) -> dict[str, list[Any]]:
+        space = {p: list(CPP_CHOICES.get((grp.kind, p), c))
+                 for p, c in CHOICES[grp.kind].items()
+                 if p not in CPP_UNUSED.get(grp.kind, ("wg", "strategy"))}
+        space["threads"] = list(CPP_THREADS)  # the rule, the OpenMP team, one thread
+        if grp.kind == "gemm":
+            space["form"] = ["auto", "nvec", "kdot"]
+        if grp.kind == "conv" and not grp.main[0].transposed:  # type: ignore[attr-defined]
+            space["pw"] = [8, 16, 32]
+        return space
+
+    # -- runtime ---------------------------------------------------------------------------
+
+    def launcher(self, kernels: Any, device: Any):
+        from kernelwright.tools.lower.vendor import run_vendor
+
+        def run(steps, t):
+            for s in steps:
+                if "vendor" in s:
+                    run_vendor(s, t)
+                    continue
+                kernels[s["kernel"]](*[t[a] for a in s["args"]])
+
+        return run
+
+    def prepared(self, owner: Any, plan: dict[str, Any]):
+        """Plans without vendor steps: one ctypes call per kernel, slots resolved once."""
+        from kernelwright.tools.lower.chains import CppChain
+
+        if any("vendor" in s for s in plan["steps"]):
+            return None
+        return CppChain(owner, plan)
+
+
+def pointwise_rows_cpp(k: KernelCtx, node: Node, names: dict[int, str], u: str) -> int:
+    """A unit is a row (or a chunk of one) of the last dim, an OpenMP simd loop, so index
+    math is affine in the loop variable and contiguous operands load as vectors. Few long
+    rows are cut into chunks so that every thread gets work."""
+    cols = node.shape[-1]
+    rows = node.numel // cols
+    nchunk = 1 if rows >= 32 else max(1, min(-(-cols // 256), -(-32 // rows)))
+    ch = -(-cols // nchunk)
+    if nchunk == 1:
+        k.emit(f"const {k.idx_type} row = {u};")
+        lo, hi = "0", str(cols)
+    else:
+        k.emit(f"const {k.idx_type} row = {u} / {nchunk};")
+        k.emit(f"const {k.idx_type} c0 = {u} % {nchunk} * {ch};")
+        k.emit(f"const {k.idx_type} c1 = kw_min(c0 + {ch}, ({k.idx_type}){cols});")
+        lo, hi = "c0", "c1"
+    outer = index_vars(k, Ix.atom("row", (0, rows - 1)), tuple(node.shape[:-1]), "i")
+    k.emit("#pragma omp simd")
+    with k.block(f"for ({k.idx_type} j = {lo}; j < {hi}; ++j)"):
+        write_element(k, node, names, outer + [Ix.var("j", cols)])
+    return rows * nchunk

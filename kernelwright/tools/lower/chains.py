@@ -1,0 +1,117 @@
+"""Prepared runners: one signature's launch plan with the per-call work done once.
+
+``SyclChain`` submits every kernel in one C call (``kw_launch_chain``); ``CppChain`` calls
+each kernel through a ctypes prototype with argument slots resolved once. The backends'
+codegen classes pick them (``Codegen.prepared``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from kernelwright.tools.lower.runtime import dtype_of
+from kernelwright.tools.lower.vendor import run_vendor
+
+if TYPE_CHECKING:
+    from kernelwright.tools.lower.runtime import LoweredModule
+
+
+class SyclChain:
+    """One signature's plan prepared for one-call launches: buffer order fixed, temporaries
+    allocated once (never outputs: those are fresh per call)."""
+
+    def __init__(self, owner: LoweredModule, plan: dict[str, Any]) -> None:
+        from kernelwright.tools.backends import active_registry
+
+        self.inputs = [i for i, n in enumerate(plan["inputs"]) if n is not None]
+        self.state = [owner._state_tensor(t) for _, t in plan["state"]]
+        self.consts = [owner._consts[t] for _, t in plan["consts"]]
+        self.temps = [torch.empty(s, dtype=dtype_of(d)) for s, d in plan["temps"].values()]
+        self.outputs = [(tuple(s), dtype_of(d)) for _, s, d in plan["outputs"]]
+        self.single = plan["single"]
+        order = ([plan["inputs"][i] for i in self.inputs] + [n for n, _ in plan["state"]]
+                 + [n for n, _ in plan["consts"]] + list(plan["temps"])
+                 + [n for n, _, _ in plan["outputs"]])
+        slot = {}
+        for i, n in enumerate(order):
+            slot.setdefault(n, i)
+        self.fixed = [c.data_ptr() for c in self.consts] + [t.data_ptr() for t in self.temps]
+        be = active_registry().get(owner.backend)
+        self.order = order
+        self.segments: list[Any] = []  # prepared chains and vendor steps, in order
+        run: list[Any] = []
+        for s in plan["steps"]:
+            if "vendor" in s:
+                if run:
+                    self.segments.append(be.prepare_chain(run, len(order)))
+                    run = []
+                self.segments.append(s)
+                continue
+            run.append((owner._kernels[s["kernel"]], [slot[a] for a in s["args"]],
+                        s["global"], s["local"]))
+        if run:
+            self.segments.append(be.prepare_chain(run, len(order)))
+        self.has_vendor = any(isinstance(s, dict) for s in self.segments)
+
+    def __call__(self, owner: LoweredModule, inputs: tuple[Any, ...]) -> Any:
+        xs = [inputs[i] for i in self.inputs]
+        xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
+        outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
+        ptrs = ([x.data_ptr() for x in xs] + [t.data_ptr() for t in self.state]
+                + self.fixed + [o.data_ptr() for o in outs])
+        if not self.has_vendor:
+            self.segments[0](ptrs)
+        else:
+            table = dict(zip(self.order, xs + self.state + self.consts + self.temps + outs,
+                             strict=True))
+            for seg in self.segments:
+                if isinstance(seg, dict):
+                    run_vendor(seg, table)
+                else:
+                    seg(ptrs)
+        return outs[0] if self.single else tuple(outs)
+
+
+class CppChain:
+    """A C++ signature's plan with the per-call work cut to pointers: each kernel is called
+    through its own ctypes prototype (all arguments ``void*``) with argument slots resolved
+    once; temporaries are allocated once, outputs fresh per call."""
+
+    def __init__(self, owner: LoweredModule, plan: dict[str, Any]) -> None:
+        import ctypes
+
+        self.inputs = [i for i, n in enumerate(plan["inputs"]) if n is not None]
+        state = [owner._state_tensor(t) for _, t in plan["state"]]
+        consts = [owner._consts[t] for _, t in plan["consts"]]
+        self.temps = [torch.empty(s, dtype=dtype_of(d)) for s, d in plan["temps"].values()]
+        self.state = state
+        self.outputs = [(tuple(s), dtype_of(d)) for _, s, d in plan["outputs"]]
+        self.single = plan["single"]
+        order = ([plan["inputs"][i] for i in self.inputs] + [n for n, _ in plan["state"]]
+                 + [n for n, _ in plan["consts"]] + list(plan["temps"])
+                 + [n for n, _, _ in plan["outputs"]])
+        slot: dict[str, int] = {}
+        for i, n in enumerate(order):
+            slot.setdefault(n, i)
+        self.n_inputs = len(self.inputs)
+        self.fixed = ([t.data_ptr() for t in state] + [c.data_ptr() for c in consts]
+                      + [t.data_ptr() for t in self.temps])
+        self.keep = consts
+        lib = ctypes.CDLL(str(owner._kernels.build.artifact))
+        self.calls = []
+        for s in plan["steps"]:
+            fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(s["args"]))(
+                (s["kernel"], lib))
+            self.calls.append((fn, [slot[a] for a in s["args"]]))
+        self.lib = lib
+
+    def __call__(self, owner: LoweredModule, inputs: tuple[Any, ...]) -> Any:
+        xs = [inputs[i] for i in self.inputs]
+        xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
+        outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
+        ptrs = [x.data_ptr() for x in xs] + self.fixed + [o.data_ptr() for o in outs]
+        for fn, idx in self.calls:
+            fn(*[ptrs[i] for i in idx])
+        return outs[0] if self.single else tuple(outs)
