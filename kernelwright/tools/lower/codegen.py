@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kernelwright.tools.lower.index import Ix, linear
+from kernelwright.tools.lower.index import Ix, linear, same_index
 
 if TYPE_CHECKING:
     from kernelwright.tools.lower.dialect import Dialect
@@ -147,7 +147,7 @@ class KernelCtx:
         or at another index, cannot be recomputed cheaply: raise ``NotFusable``.
         """
         for b in self.bound.get(node.id, []):
-            if len(b.key) == len(key) and all(a == c for a, c in zip(b.key, key, strict=True)):
+            if same_index(b.key, key):
                 return b.var
         if node.id in self.owned and node.kind != "pointwise":
             import os

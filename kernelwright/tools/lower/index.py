@@ -190,3 +190,14 @@ def unravel(flat: Ix, shape: tuple[int, ...]) -> list[Ix]:
     for size, st in zip(shape, reversed(strides), strict=True):
         out.append(Ix.c(0) if size == 1 else (flat // st) % size)
     return out
+
+
+def same_index(a: list[Ix], b: list[Ix]) -> bool:
+    """Whether two multi-indices are the same expressions, counting an atom whose range is
+    ``[0, 0]`` (a unit's coordinate along a size-1 dim) as the constant 0 it always is."""
+    return len(a) == len(b) and all(_pinned(x) == _pinned(y) for x, y in zip(a, b, strict=True))
+
+
+def _pinned(e: Ix) -> tuple[tuple[tuple[str, int], ...], int]:
+    zero = {name for name, rng in e.ranges if rng == (0, 0)}
+    return tuple(t for t in e.terms if t[0] not in zero), e.const

@@ -19,6 +19,7 @@ from kernelwright.tools.lower.backends import backend_names, codegen_for
 from kernelwright.tools.lower.capture import capture
 from kernelwright.tools.lower.codegen import NotFusable
 from kernelwright.tools.lower.emit import KernelSource
+from kernelwright.tools.lower.fusion import split_last
 from kernelwright.tools.lower.graph import LoweredGraph, build_graph, constants_of
 from kernelwright.tools.lower.ir import Input, Pointwise
 from kernelwright.tools.lower.runtime import _signature, encode_tensor
@@ -117,8 +118,11 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
     real = dict(names)
     cg = codegen_for(prog.backend)
     idx_type = "int" if max([n.numel for n in g.nodes] + [1]) < 2**31 - 1 else "long long"
-    groups = [Group(grp.kind, list(grp.main), list(grp.epilogue), list(grp.outer),
-                    f"k{vi}_{gi}") for gi, grp in enumerate(sched.groups)]
+    groups: list[Group] = []
+    for gi, top in enumerate(sched.groups):
+        name = f"k{vi}_{gi}"
+        groups += [Group(grp.kind, list(grp.main), list(grp.epilogue), list(grp.outer), nm)
+                   for grp, nm in [(top, name)] + [(s, name + "s") for s in top.split_off]]
     kernels: list[KernelSource] = []
     i = 0
     while i < len(groups):
@@ -137,10 +141,14 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
             kernels.append(cg.emit_group(grp, real, names, params, idx_type))
             i += 1
         except NotFusable:
-            split = _split(grp)
+            # fallback: the scheduler's legality check (fusion.fusable) decides before
+            # emission; should the code generator still find a member it cannot fuse, it
+            # is split off here the same way
+            split = split_last(grp)
             if split is None:
                 raise LoweringError(f"internal: group {grp.name} cannot be emitted") from None
-            groups[i:i + 1] = split
+            split[1].name = grp.name + "s"
+            groups[i:i + 1] = list(split)
     outs = {n.id for n in g.outputs}
     needed = _needed(kernels, g)
     keep = {nid: nm for nid, nm in names.items() if nm in needed or nid in outs
@@ -166,21 +174,6 @@ def gi_of(grp: Group, sched: Schedule) -> str:
 def _group_params(params: dict[str, Any], gi: str) -> dict[str, Any]:
     pre = f"g{gi}."
     return {k[len(pre):]: v for k, v in params.items() if k.startswith(pre)}
-
-
-def _split(grp: Group) -> list[Group] | None:
-    """Move the last fused member out of ``grp`` into a kernel of its own."""
-    if grp.outer:
-        node = grp.outer.pop()
-    elif grp.epilogue:
-        node = grp.epilogue.pop()
-    elif len(grp.main) > 1:
-        node = grp.main.pop()
-        rest = Group("rows", [node], name=grp.name + "s")
-        return [grp, rest]
-    else:
-        return None
-    return [grp, Group("pointwise", [node], name=grp.name + "s")]
 
 
 def buffer_names(g: LoweredGraph, sched: Schedule) -> dict[int, str]:

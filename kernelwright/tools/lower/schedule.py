@@ -11,14 +11,17 @@ Rules, in order:
    element count (or the group's output count) that read them become its epilogues.
 4. Realized pointwise nodes that read an anchor (or scan) and have its element count become
    its epilogue (bias, activation, scaling, residual adds).
-A group member that reads a fused value at another index than the kernel's own cannot be
-fused: emission raises ``NotFusable`` and the member moves to a kernel of its own.
+5. Fusion legality (``fusion.fusable``): a member that reads a value the group computes at
+   another index than the kernel's own cannot be fused; ``legalize`` moves the last member
+   into a kernel of its own (``Group.split_off``) until every group is legal, before
+   anything is emitted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kernelwright.tools.lower.fusion import fusable, split_last
 from kernelwright.tools.lower.graph import LoweredGraph
 from kernelwright.tools.lower.ir import Conv, Gemm, Input, Node, Pointwise, Reduction, Scan
 
@@ -34,6 +37,9 @@ class Group:
     epilogue: list[Node] = field(default_factory=list)
     outer: list[Node] = field(default_factory=list)  # row groups: outputs of outer shape
     name: str = ""
+    # members moved out by ``legalize`` (each a kernel of its own, emitted right after this
+    # one in this order, with no schedule parameters of its own)
+    split_off: list[Group] = field(default_factory=list)
 
     @property
     def nodes(self) -> list[Node]:
@@ -116,8 +122,21 @@ def schedule(g: LoweredGraph, fuse: bool = True) -> Schedule:
     order = [n for n in g.nodes if n.id in real]
     groups = [Group(kind_of(n), [n]) for n in order]
     if fuse:
-        groups = _fuse(groups, real)
+        inputs = [i for i in g.user_inputs if i is not None] + list(g.state) + [
+            i for i, _ in g.consts]
+        groups = legalize(_fuse(groups, real), real | {i.id for i in inputs})
     return Schedule(groups, real, users)
+
+
+def legalize(groups: list[Group], buffers: set[int]) -> list[Group]:
+    """Split members off every group until ``fusion.fusable`` holds for it."""
+    for grp in groups:
+        while not fusable(grp, buffers):
+            parts = split_last(grp)
+            if parts is None:  # a single node: nothing to split (emission reports it)
+                break
+            grp.split_off.insert(0, parts[1])
+    return groups
 
 
 def _fuse(groups: list[Group], real: set[int]) -> list[Group]:
