@@ -4,8 +4,9 @@ A :class:`KernelCtx` is the code-writing handler of the ops interface (``ops.Ops
 every IR node's ``load`` computes through; nodes append statements and return the C name of
 the value. Loads of realized nodes read buffers; loads of nodes the
 current kernel computes itself (a reduction's scalar, an anchor's accumulator) return the
-register, but only at the kernel's own index: anything else raises :class:`NotFusable`, and
-the scheduler then realizes that node in its own kernel.
+register, but only at the kernel's own index: anything else raises :class:`NotFusable`.
+The scheduler checks this before emission (``fusion.fusable``); the exception is the
+fallback should a case slip past that check.
 """
 
 from __future__ import annotations
