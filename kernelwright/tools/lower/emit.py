@@ -19,6 +19,8 @@ from kernelwright.tools.lower.dialect import Dialect
 from kernelwright.tools.lower.dtypes import compute_type, literal, storage_type
 from kernelwright.tools.lower.index import Ix, linear, unravel
 from kernelwright.tools.lower.ir import Node, Reduction, Scan
+from kernelwright.tools.lower.microkernels.lowered import lowered_gemm
+from kernelwright.tools.lower.microkernels.lowered_conv import lowered_conv
 from kernelwright.tools.lower.schedule import Group
 
 
@@ -529,6 +531,26 @@ def gemm_body_cpp(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, rm
     return units
 
 
+def packed_gemm_cpp(k: KernelCtx, grp: Group, names: dict[int, str],
+                    params: dict[str, Any]) -> KernelSource:
+    """C++ GEMM, or convolution as implicit GEMM, on the packed, cache-blocked micro-kernel
+    (tools/lower/microkernels)."""
+    g = grp.main[0]
+
+    def finish(idx: list[Ix], v: str) -> None:
+        k.bind(g, idx, v)
+        _store_node(k, g, names, idx, v)
+        _write_epilogue(k, g.shape, idx, grp.epilogue, names)
+
+    helpers, body = (lowered_conv(k, g, params, finish) if grp.kind == "conv"
+                     else lowered_gemm(k, g, params, finish, operand_strides))
+    args, decl = signature(k)
+    text = helpers + f'extern "C" void {grp.name}({decl}) {{\n' + "\n".join(body) + "\n}\n"
+    return KernelSource(grp.name, text, args, 1, 1, info={
+        "kind": grp.kind, "nodes": [n.name for n in grp.nodes],
+        "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")})
+
+
 # -- convolution -------------------------------------------------------------------------
 
 
@@ -837,11 +859,15 @@ def emit_group(grp: Group, d: Dialect, real: dict[int, str], names: dict[int, st
                               stash=False)
     elif grp.kind == "scan":
         units = scan_body(k, grp, names, "u")
+    elif grp.kind == "gemm" and d.name == "cpp" and params.get("algo") == "packed":
+        return packed_gemm_cpp(k, grp, names, params)
     elif grp.kind == "gemm" and d.name == "cpp":
         units = gemm_body_cpp(k, grp, names, "u", int(params.get("rm", 4)),
                               int(params.get("rn", 16)), str(params.get("form", "auto")))
     elif grp.kind == "gemm":
         units = gemm_body(k, grp, names, "u", int(params.get("rm", 2)), int(params.get("rn", 4)))
+    elif grp.kind == "conv" and d.name == "cpp" and params.get("algo") == "gemm":
+        return packed_gemm_cpp(k, grp, names, params)
     elif grp.kind == "conv" and d.name == "cpp" and not grp.main[0].transposed:
         units = conv_body_cpp(k, grp, names, "u", int(params.get("ocb", 4)),
                               int(params.get("pw", 16)))

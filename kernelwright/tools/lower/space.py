@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelwright.tools.lower.microkernels.lowered import gemm_choices, gemm_defaults
+from kernelwright.tools.lower.microkernels.lowered_conv import conv_defaults
+
 CHOICES = {
     "pointwise": {"wg": [64, 128, 256, 512], "ipw": [1, 2, 4, 8]},
     "rows": {"strategy": ["lanes", "subgroup", "item", "group"],
@@ -36,8 +39,11 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
             space[f"g{gi}.threads"] = list(CPP_THREADS)
         if grp.kind == "gemm" and prog.backend == "cpp":
             space[f"g{gi}.form"] = ["auto", "nvec", "kdot"]
+            space.update({f"g{gi}.{p}": c for p, c in gemm_choices().items()})
         if grp.kind == "conv" and prog.backend == "cpp" and not grp.main[0].transposed:
             space[f"g{gi}.pw"] = [8, 16, 32]
+            space.update({f"g{gi}.{p}": c for p, c in gemm_choices().items()})
+            space[f"g{gi}.algo"] = ["gemm", "direct"]
         if grp.kind in ("gemm", "conv") and vendor_allowed(prog, contract):
             space[f"g{gi}.impl"] = ["kernel", "vendor"]
     return space
@@ -89,6 +95,7 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             if prog.backend == "cpp":  # see emit.gemm_body_cpp
                 params[f"{pre}rm"], params[f"{pre}rn"] = 4, 16
                 params[f"{pre}form"] = "auto"
+                params.update({pre + p: v for p, v in gemm_defaults(grp.main[0]).items()})
             else:
                 params[f"{pre}rm"], params[f"{pre}rn"] = 8, 1
             g = grp.main[0]
@@ -108,6 +115,9 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             params[f"{pre}ocb"] = 4
             if f"{pre}pw" in prog.space:
                 params[f"{pre}pw"] = 16
+                params.update({pre + p: v for p, v in gemm_defaults(None).items()
+                               if p != "algo"})
+                params[f"{pre}algo"] = conv_defaults(grp.main[0])["algo"]
             c = grp.main[0]
             flops = 2 * c.numel * c.cost
             if f"{pre}impl" in prog.space:
