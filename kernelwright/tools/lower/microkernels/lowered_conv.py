@@ -75,7 +75,8 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
 
     def load_b(b, kk, col):
         def emit():
-            ic, *taps = _atoms(k, kk, (cin_g, *ksz), "kw_r")
+            # packing B loops over (channel, taps) as kw_kd0, kw_kd1, ... (GemmProblem.k_shape)
+            ic, *taps = [Ix.atom(f"kw_kd{d}", (0, s - 1)) for d, s in enumerate((cin_g, *ksz))]
             nn, *pos = _atoms(k, col, (c.shape[0], *osp), "kw_q")
             conds, ipos = [], []
             for d in range(len(osp)):
@@ -100,7 +101,8 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
         return _capture(k, emit)[0]
 
     prob = GemmProblem(G, m, ncol, kd, ct, load_a, load_b, store, a_batched=True,
-                       b_batched=True, a_k_contig=True, b_n_contig=True)
+                       b_batched=True, a_k_contig=True, b_n_contig=False,
+                       k_shape=(cin_g, *ksz))
     isa = detect_isa()
     over = {p: int(params[p]) for p in ("mr", "nr", "kc", "mc", "nc") if p in params}
     if ct == "double" and "nr" in over:

@@ -52,6 +52,9 @@ class GemmProblem:
     b_batched: bool = True
     a_k_contig: bool = True
     b_n_contig: bool = True
+    # B packed column by column with k as nested loops over this shape (variables kw_kd0...,
+    # visible to load_b): a convolution's (channel, taps) without a division per element
+    k_shape: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -132,13 +135,23 @@ def _pack_b(p: GemmProblem, bl: Blocking, fold: str | None, cols: int) -> list[s
         loops = [f"for (int kw_s = 0; kw_s < {nr}; ++kw_s) {{",
                  f"if (kw_s >= kw_nv) {{ for (int kw_kk = 0; kw_kk < {p.k}; ++kw_kk) "
                  f"kw_dst[kw_kk * {nr} + kw_s] = 0; continue; }}", col,
-                 f"for (int kw_kk = 0; kw_kk < {p.k}; ++kw_kk) {{", *elem, "}", "}"]
+                 *_k_loops(p), *elem, "}" * (len(p.k_shape or (1,))), "}"]
     return ["#pragma omp for schedule(static)",
             f"for (int kw_t = 0; kw_t < {nbb * np_}; ++kw_t) {{",
             f"const int kw_bb = kw_t / {np_};", f"const int kw_jp = kw_t % {np_};",
             f"{ct}* __restrict__ kw_dst = kw_bp + (size_t)kw_t * {p.k * nr};",
             f"const int kw_nv = kw_jp * {nr} + {nr} <= {cols} ? {nr} : {cols} - kw_jp * {nr};",
             *loops, "}"]
+
+
+def _k_loops(p: GemmProblem) -> list[str]:
+    if not p.k_shape:
+        return [f"for (int kw_kk = 0; kw_kk < {p.k}; ++kw_kk) {{"]
+    out, flat = [], "0"
+    for d, size in enumerate(p.k_shape):
+        out.append(f"for (int kw_kd{d} = 0; kw_kd{d} < {size}; ++kw_kd{d}) {{")
+        flat = f"({flat}) * {size} + kw_kd{d}"
+    return [*out, f"const int kw_kk = {flat};"]
 
 
 def _pack_a(p: GemmProblem, bl: Blocking, fold: str | None) -> list[str]:
