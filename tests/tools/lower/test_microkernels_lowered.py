@@ -27,6 +27,15 @@ def test_packed_gemm_is_correct_for_every_blocking(name):
         check_lowered(p)
 
 
+def test_packed_gemm_in_half_storage_and_in_double():
+    prog = lower_task(task("matmul_dtypes"), "cpp")
+    for mr in (6, 4):
+        p = prog.with_params({**{k: "packed" for k in prog.space if k.endswith(".algo")},
+                              **{k: mr for k in prog.space if k.endswith(".mr")}})
+        assert p.source.count("packed GEMM") == 6  # 2 groups x 3 signatures
+        check_lowered(p, tol=1e-2)
+
+
 def test_packed_gemm_fuses_the_epilogue_into_one_kernel():
     prog = lower_task(task("matmul_4d"), "cpp").with_params({"g0.algo": "packed"})
     assert [k for k in prog.source.split("\n") if k.startswith('extern "C" void')] == [
