@@ -38,13 +38,16 @@ def gemm_choices(isa: Isa | None = None) -> dict[str, list[Any]]:
 
 
 def gemm_defaults(g, isa: Isa | None = None) -> dict[str, Any]:
-    """Packed from ``PACKED_MIN_FMAS`` multiply-adds on; blocks of :func:`default_blocking`."""
+    """Packed from ``PACKED_MIN_FMAS`` multiply-adds and M, N >= 8; blocks of
+    :func:`default_blocking`."""
     bl = default_blocking(isa or detect_isa())
     algo = "packed"
     if g is not None:  # None: the blocking only
         fmas = math.prod(g.batch or (1,)) * g.m * g.n * g.kdim
-        algo = "packed" if fmas >= PACKED_MIN_FMAS and compute_type(g.dtype) in (
-            "float", "double") else "tile"
+        # a matrix-vector product (M or N below 8) is memory-bound: packing would copy the
+        # matrix and most of each micro-tile would be padding
+        algo = "packed" if fmas >= PACKED_MIN_FMAS and min(g.m, g.n) >= 8 and compute_type(
+            g.dtype) in ("float", "double") else "tile"
     return {"algo": algo, "mr": bl.mr, "nr": bl.nr, "kc": bl.kc, "mc": bl.mc, "nc": bl.nc}
 
 
