@@ -51,7 +51,7 @@ def gemm_defaults(g, isa: Isa | None = None) -> dict[str, Any]:
     return {"algo": algo, "mr": bl.mr, "nr": bl.nr, "kc": bl.kc, "mc": bl.mc, "nc": bl.nc}
 
 
-def _capture(k: KernelCtx, fn: Callable[[], Any]) -> tuple[list[str], Any]:
+def capture_fragment(k: KernelCtx, fn: Callable[[], Any]) -> tuple[list[str], Any]:
     """Statements ``fn`` emits into ``k`` (in their own value-numbering scope) and its result."""
     saved, k.lines = k.lines, []
     k.scopes.append({})
@@ -93,11 +93,11 @@ def lowered_gemm(k: KernelCtx, g, params: dict[str, Any],
     big = 1 << 62
     prob = GemmProblem(
         nb, m, n, kd, ct,
-        load_a=lambda b, i, kk: _capture(k, lambda: g.a(k, _batch_ix(k, batch, b) + [
+        load_a=lambda b, i, kk: capture_fragment(k, lambda: g.a(k, _batch_ix(k, batch, b) + [
             mn(i, m), mn(kk, kd)])),
-        load_b=lambda b, kk, j: _capture(k, lambda: g.b(k, _batch_ix(k, batch, b) + [
+        load_b=lambda b, kk, j: capture_fragment(k, lambda: g.b(k, _batch_ix(k, batch, b) + [
             mn(kk, kd), mn(j, n)])),
-        store=lambda b, i, j, v: _capture(k, lambda: finish(_batch_ix(k, batch, b) + [
+        store=lambda b, i, j, v: capture_fragment(k, lambda: finish(_batch_ix(k, batch, b) + [
             mn(i, m), mn(j, n)], v))[0],
         # an unprobeable operand (empty strides) counts as batched and row-major
         a_batched=not sa or any(sa.get(f"kw_pb{j}", 0) for j in range(len(batch))),

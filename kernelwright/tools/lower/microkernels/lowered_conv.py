@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwright.tools.lower.dtypes import compute_type, literal
 from kernelwright.tools.lower.index import Ix, unravel
 from kernelwright.tools.lower.microkernels.isa import detect_isa
-from kernelwright.tools.lower.microkernels.lowered import _capture
+from kernelwright.tools.lower.microkernels.lowered import capture_fragment
 from kernelwright.tools.lower.microkernels.packed_gemm import (
     GemmProblem,
     default_blocking,
@@ -71,7 +71,7 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
             red = _atoms(k, kk, (cin_g, *ksz), "kw_r")
             oc = k.let(f"{b} * {m} + {i}", "int")
             return w.load(k, [Ix.atom(oc, (0, c.shape[1] - 1)), *red])
-        return _capture(k, emit)
+        return capture_fragment(k, emit)
 
     def load_b(b, kk, col):
         def emit():
@@ -88,7 +88,7 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
             cin = Ix.atom(k.let(f"{b} * {cin_g} + {ic.render()}", "int"), (0, x.shape[1] - 1))
             v = x.load(k, [nn, cin, *ipos])
             return f"(({' && '.join(conds) or 'true'}) ? {v} : {literal(0, c.dtype)})"
-        return _capture(k, emit)
+        return capture_fragment(k, emit)
 
     def store(b, i, col, v):
         def emit():
@@ -98,7 +98,7 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
             if c.bias is not None:
                 val = k.let(f"{v} + ({ct}){c.bias.load(k, [oc])}", ct)
             finish([nn, oc, *pos], val)
-        return _capture(k, emit)[0]
+        return capture_fragment(k, emit)[0]
 
     prob = GemmProblem(G, m, ncol, kd, ct, load_a, load_b, store, a_batched=True,
                        b_batched=True, a_k_contig=True, b_n_contig=False,
