@@ -6,6 +6,8 @@ from typing import Any
 
 from kernelwright.tools.lower.backends import codegen_for
 from kernelwright.tools.lower.backends.base import CHOICES
+from kernelwright.tools.lower.microkernels.lowered import gemm_defaults
+from kernelwright.tools.lower.microkernels.lowered_conv import conv_defaults
 
 __all__ = ["CHOICES", "VENDOR_MIN_FLOPS", "choose_defaults", "group_space", "vendor_allowed"]
 
@@ -70,6 +72,8 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             params[f"{pre}rm"], params[f"{pre}rn"] = codegen_for(prog.backend).gemm_tile
             if f"{pre}form" in prog.space:
                 params[f"{pre}form"] = "auto"
+            if f"{pre}algo" in prog.space:  # the packed micro-kernel's blocking
+                params.update({pre + p: v for p, v in gemm_defaults(grp.main[0]).items()})
             g = grp.main[0]
             flops = 2 * g.m * g.n * g.kdim * (g.numel // max(1, g.m * g.n))
             if f"{pre}impl" in prog.space:
@@ -87,6 +91,10 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             params[f"{pre}ocb"] = 4
             if f"{pre}pw" in prog.space:
                 params[f"{pre}pw"] = 16
+            if f"{pre}algo" in prog.space:  # implicit GEMM on the packed micro-kernel
+                params.update({pre + p: v for p, v in gemm_defaults(None).items()
+                               if p != "algo"})
+                params[f"{pre}algo"] = conv_defaults(grp.main[0])["algo"]
             c = grp.main[0]
             flops = 2 * c.numel * c.cost
             if f"{pre}impl" in prog.space:

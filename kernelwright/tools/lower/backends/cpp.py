@@ -8,12 +8,14 @@ from typing import Any
 from kernelwright.tools.lower.backends.base import CHOICES, Codegen, register
 from kernelwright.tools.lower.backends.cpp_conv import conv_body_cpp
 from kernelwright.tools.lower.backends.cpp_gemm import gemm_body_cpp
+from kernelwright.tools.lower.backends.cpp_packed import packed_gemm_cpp, uses_packed
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import CPP
-from kernelwright.tools.lower.emit.common import KernelSource, index_vars, signature
+from kernelwright.tools.lower.emit.common import KernelSource, index_vars, new_ctx, signature
 from kernelwright.tools.lower.emit.pointwise import write_element
 from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.ir import Node
+from kernelwright.tools.lower.microkernels.lowered import gemm_choices
 from kernelwright.tools.lower.schedule import Group
 
 # C++: below this many elements of work a kernel runs on the calling thread (waking the
@@ -41,6 +43,12 @@ class CppCodegen(Codegen):
     gemm_tile = (4, 16)
 
     # -- emission --------------------------------------------------------------------------
+
+    def emit_group(self, grp: Group, real: dict[int, str], names: dict[int, str],
+                   params: dict[str, Any], idx_type: str = "int") -> KernelSource:
+        if uses_packed(grp, params):
+            return packed_gemm_cpp(new_ctx(self, real, grp, idx_type), grp, names, params)
+        return super().emit_group(grp, real, names, params, idx_type)
 
     def rows_layout(self, strategy: str, params: dict[str, Any], wg: int
                     ) -> tuple[bool, int, bool, int]:
@@ -87,8 +95,11 @@ class CppCodegen(Codegen):
         space["threads"] = list(CPP_THREADS)  # the rule, the OpenMP team, one thread
         if grp.kind == "gemm":
             space["form"] = ["auto", "nvec", "kdot"]
+            space.update(gemm_choices())  # the packed micro-kernel: algo and its blocking
         if grp.kind == "conv" and not grp.main[0].transposed:  # type: ignore[attr-defined]
             space["pw"] = [8, 16, 32]
+            space.update(gemm_choices())
+            space["algo"] = ["gemm", "direct"]
         return space
 
     # -- runtime ---------------------------------------------------------------------------
