@@ -41,6 +41,31 @@ class ImplementationSpace(StrEnum):
     CUSTOM_KERNEL = "custom_kernel"  # hand-written SYCL, CUDA or C++ kernels
 
 
+# A task allows every space unless its file (ALLOWED_SPACES), a chat request or --spaces narrows it.
+DEFAULT_SPACES = (ImplementationSpace.CUSTOM_KERNEL, ImplementationSpace.VENDOR_LIBRARY,
+                  ImplementationSpace.FRAMEWORK)
+SPACE_WORDS = {"all": DEFAULT_SPACES, "custom": (ImplementationSpace.CUSTOM_KERNEL,),
+               "vendor": (ImplementationSpace.VENDOR_LIBRARY,),
+               "framework": (ImplementationSpace.FRAMEWORK,)}
+
+
+def parse_spaces(text: str) -> list[ImplementationSpace]:
+    """``"all"``, ``"custom"``, ``"custom,vendor"`` (any case; full space names too).
+
+    Raises:
+        ValueError: an unknown word; the message names the choices.
+    """
+    out: list[ImplementationSpace] = []
+    for word in (w.strip().lower() for w in str(text).split(",")):
+        spaces = SPACE_WORDS.get(word) or next(
+            ((s,) for s in ImplementationSpace if s.value == word), None)
+        if spaces is None:
+            raise ValueError(f"unknown implementation space {word!r}; choose from "
+                             f"{', '.join(SPACE_WORDS)} (or a comma list, e.g. custom,vendor)")
+        out += [s for s in spaces if s not in out]
+    return out
+
+
 class TensorSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
     shape: tuple[int, ...]
@@ -81,9 +106,7 @@ class Contract(BaseModel):
     task_hash: str
     variants: list[ShapeVariant]
     tolerances: dict[str, Tolerance]
-    allowed_spaces: list[ImplementationSpace] = Field(
-        default_factory=lambda: [ImplementationSpace.CUSTOM_KERNEL]
-    )
+    allowed_spaces: list[ImplementationSpace] = Field(default_factory=lambda: list(DEFAULT_SPACES))
     preserve_inputs: bool = True
     degenerate: bool = False
     degenerate_reason: str | None = None
@@ -98,6 +121,22 @@ class Contract(BaseModel):
 
     def allows(self, space: ImplementationSpace | str) -> bool:
         return ImplementationSpace(space) in self.allowed_spaces
+
+    def narrowed(self, spaces: list[ImplementationSpace] | None) -> Contract:
+        """This contract with only the allowed spaces also in ``spaces`` (None: unchanged).
+
+        Raises:
+            TaskError: nothing is left (the task file and the request disagree).
+        """
+        if spaces is None:
+            return self
+        kept = [s for s in self.allowed_spaces if s in spaces]
+        if not kept:
+            mine = ", ".join(s.value for s in self.allowed_spaces)
+            raise TaskError(f"task {self.task_name} allows only {mine}; the requested spaces "
+                            f"({', '.join(s.value for s in spaces)}) leave none. Ask for one "
+                            "the task allows, or widen ALLOWED_SPACES in the task file.")
+        return self.model_copy(update={"allowed_spaces": kept})
 
     def render(self) -> str:
         """Plain text for prompts and reports."""
@@ -281,7 +320,7 @@ def _tolerances(module, where) -> dict[str, Tolerance]:
 
 
 def _allowed_spaces(module, where) -> list[ImplementationSpace]:
-    names = getattr(module, "ALLOWED_SPACES", None) or [ImplementationSpace.CUSTOM_KERNEL]
+    names = getattr(module, "ALLOWED_SPACES", None) or list(DEFAULT_SPACES)
     try:
         return [ImplementationSpace(n) for n in names]
     except ValueError as exc:
