@@ -41,7 +41,8 @@ class ImplementationSpace(StrEnum):
     CUSTOM_KERNEL = "custom_kernel"  # hand-written SYCL, CUDA or C++ kernels
 
 
-# A task allows every space unless its file (ALLOWED_SPACES), a chat request or --spaces narrows it.
+# A task allows every space unless its file (ALLOWED_SPACES), a chat request or --spaces
+# narrows it.
 DEFAULT_SPACES = (ImplementationSpace.CUSTOM_KERNEL, ImplementationSpace.VENDOR_LIBRARY,
                   ImplementationSpace.FRAMEWORK)
 SPACE_WORDS = {"all": DEFAULT_SPACES, "custom": (ImplementationSpace.CUSTOM_KERNEL,),

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from kernelwright.errors import TaskError
-from kernelwright.spec import ImplementationSpace, Task, derive_contract, variant_inputs
+from kernelwright.spec import Task, derive_contract, variant_inputs
 from kernelwright.spec.contract import DEFAULT_SPACES
 
 ROWWISE = """
