@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from kernelwright.errors import LaunchError
+from kernelwright.tools.lower.vendor_run import prepare as prepare_vendor
 
 _DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
@@ -95,7 +96,7 @@ class LoweredModule(nn.Module):
                 f"{sorted(self.plans)}. Lower the task again with these shapes as a variant.")
         if self.launch == "chain" and self.backend == "sycl" and _zero_copy():
             return _Chain(self, plan)
-        if self.backend == "cpp" and not any("vendor" in s for s in plan["steps"]):
+        if self.backend == "cpp":
             return _CppChain(self, plan)
         return lambda owner, xs: owner._run(plan, xs)
 
@@ -110,12 +111,11 @@ class LoweredModule(nn.Module):
             t[name] = self._consts[target]
         for name, (shape, dtype) in plan["temps"].items():
             t[name] = torch.empty(shape, dtype=dtype_of(dtype))
-        outs = []
         for name, shape, dtype in plan["outputs"]:
             if name not in t:
                 t[name] = torch.empty(shape, dtype=dtype_of(dtype))
-            outs.append(t[name])
-        self._launch(plan["steps"], t)
+        self._launch(plan["steps"], t)  # a vendor step binds its result in t
+        outs = [t[name] for name, _, _ in plan["outputs"]]
         return outs[0] if plan["single"] else tuple(outs)
 
 
@@ -140,38 +140,41 @@ class _Chain:
             slot.setdefault(n, i)
         self.fixed = [c.data_ptr() for c in self.consts] + [t.data_ptr() for t in self.temps]
         be = active_registry().get("sycl")
-        self.order = order
-        self.segments: list[Any] = []  # prepared chains and vendor steps, in order
+        self.segments: list[Any] = []  # prepared chains and vendor calls, in order
         run: list[Any] = []
         for s in plan["steps"]:
             if "vendor" in s:
                 if run:
                     self.segments.append(be.prepare_chain(run, len(order)))
                     run = []
-                self.segments.append(s)
+                self.segments.append(prepare_vendor(s, slot))
                 continue
             run.append((owner._kernels[s["kernel"]], [slot[a] for a in s["args"]],
                         s["global"], s["local"]))
         if run:
             self.segments.append(be.prepare_chain(run, len(order)))
-        self.has_vendor = any(isinstance(s, dict) for s in self.segments)
+        self.has_vendor = any(isinstance(s, tuple) for s in self.segments)
+        self.bound = _bound_outputs(plan, slot, len(order) - len(self.outputs))
 
     def __call__(self, owner: LoweredModule, inputs: tuple[Any, ...]) -> Any:
         xs = [inputs[i] for i in self.inputs]
         xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
-        outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
-        ptrs = ([x.data_ptr() for x in xs] + [t.data_ptr() for t in self.state]
-                + self.fixed + [o.data_ptr() for o in outs])
         if not self.has_vendor:
+            outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
+            ptrs = ([x.data_ptr() for x in xs] + [t.data_ptr() for t in self.state]
+                    + self.fixed + [o.data_ptr() for o in outs])
             self.segments[0](ptrs)
-        else:
-            table = dict(zip(self.order, xs + self.state + self.consts + self.temps + outs,
-                             strict=True))
-            for seg in self.segments:
-                if isinstance(seg, dict):
-                    _vendor(seg, table)
-                else:
-                    seg(ptrs)
+            return outs[0] if self.single else tuple(outs)
+        outs = [_EMPTY if i in self.bound else torch.empty(s, dtype=d)
+                for i, (s, d) in enumerate(self.outputs)]
+        tensors = xs + self.state + self.consts + self.temps + outs
+        for seg in self.segments:
+            if isinstance(seg, tuple):
+                call, out = seg
+                tensors[out] = call(tensors)
+            else:
+                seg([t.data_ptr() for t in tensors])
+        outs = tensors[len(tensors) - len(self.outputs):]
         return outs[0] if self.single else tuple(outs)
 
 
@@ -200,22 +203,63 @@ class _CppChain:
         self.fixed = ([t.data_ptr() for t in state] + [c.data_ptr() for c in consts]
                       + [t.data_ptr() for t in self.temps])
         self.keep = consts
+        self.consts = consts
         lib = ctypes.CDLL(str(owner._kernels.build.artifact))
-        self.calls = []
+        self.calls: list[Any] = []
         for s in plan["steps"]:
+            if "vendor" in s:  # a library call: (call, output slot)
+                self.calls.append(prepare_vendor(s, slot))
+                continue
             fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(s["args"]))(
                 (s["kernel"], lib))
             self.calls.append((fn, [slot[a] for a in s["args"]]))
         self.lib = lib
+        self.vendor = [isinstance(c[1], int) for c in self.calls]
+        self.bound = _bound_outputs(plan, slot, len(order) - len(self.outputs))
 
     def __call__(self, owner: LoweredModule, inputs: tuple[Any, ...]) -> Any:
         xs = [inputs[i] for i in self.inputs]
         xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
-        outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
-        ptrs = [x.data_ptr() for x in xs] + self.fixed + [o.data_ptr() for o in outs]
-        for fn, idx in self.calls:
+        if not self.bound and not any(self.vendor):
+            outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
+            ptrs = [x.data_ptr() for x in xs] + self.fixed + [o.data_ptr() for o in outs]
+            for fn, idx in self.calls:
+                fn(*[ptrs[i] for i in idx])
+            return outs[0] if self.single else tuple(outs)
+        outs = [_EMPTY if i in self.bound else torch.empty(s, dtype=d)
+                for i, (s, d) in enumerate(self.outputs)]
+        tensors = xs + self.state + self.consts + self.temps + outs
+        ptrs = None
+        for (fn, idx), vendor in zip(self.calls, self.vendor, strict=True):
+            if vendor:
+                tensors[idx] = fn(tensors)
+                ptrs = None
+                continue
+            if ptrs is None:
+                ptrs = [t.data_ptr() for t in tensors]
             fn(*[ptrs[i] for i in idx])
+        outs = tensors[len(tensors) - len(self.outputs):]
         return outs[0] if self.single else tuple(outs)
+
+
+_EMPTY = torch.empty(0)
+
+
+def _bound_outputs(plan: dict[str, Any], slot: dict[str, int], first: int) -> set[int]:
+    """Output positions a vendor step writes before any kernel touches them: the library's
+    result is returned as that output (no allocation, no copy)."""
+    bound: set[int] = set()
+    touched: set[str] = set()
+    outs = [n for n, _, _ in plan["outputs"]]
+    for s in plan["steps"]:
+        if "vendor" in s:
+            name = s["out"][0]
+            if name in outs and name not in touched and slot[name] >= first:
+                bound.add(slot[name] - first)
+            touched.add(name)
+        else:
+            touched |= set(s["args"])
+    return bound
 
 
 def _zero_copy() -> bool:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelwright.tools.lower.vendor_fuse import post_ops
+
 CHOICES = {
     "pointwise": {"wg": [64, 128, 256, 512], "ipw": [1, 2, 4, 8]},
     "rows": {"strategy": ["lanes", "subgroup", "item", "group"],
@@ -40,6 +42,9 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
             space[f"g{gi}.pw"] = [8, 16, 32]
         if grp.kind in ("gemm", "conv") and vendor_allowed(prog, contract):
             space[f"g{gi}.impl"] = ["kernel", "vendor"]
+            var = prog.variants[0]
+            if post_ops(var.graph, var.sched, grp) is not None:  # oneDNN post-ops or BLAS +
+                space[f"g{gi}.vform"] = ["fused", "blas"]  # our epilogue kernel
     return space
 
 
@@ -93,12 +98,16 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params[f"{pre}rm"], params[f"{pre}rn"] = 8, 1
             g = grp.main[0]
             flops = 2 * g.m * g.n * g.kdim * (g.numel // max(1, g.m * g.n))
+            if f"{pre}vform" in prog.space:
+                params[f"{pre}vform"] = "fused"
             if f"{pre}impl" in prog.space:
                 vendor = flops >= VENDOR_MIN_FLOPS
                 params[f"{pre}impl"] = "vendor" if vendor else "kernel"
                 prog.notes.append(
                     f"g{gi} gemm {g.m}x{g.n}x{g.kdim}: implementation space "
-                    + ("vendor_library (host BLAS, zero copy) + fused epilogue kernel: the "
+                    + ("vendor_library (oneDNN/MKL through torch, zero copy; bias and "
+                       "activation as "
+                       "post-ops where they fuse, else our epilogue kernel): the "
                        f"contract allows it and {flops / 1e6:.1f} MFLOP is past the "
                        f"{VENDOR_MIN_FLOPS / 1e6:.1f} MFLOP where BLAS wins" if vendor else
                        "custom_kernel: too small for a library call to pay off"))
@@ -110,12 +119,15 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params[f"{pre}pw"] = 16
             c = grp.main[0]
             flops = 2 * c.numel * c.cost
+            if f"{pre}vform" in prog.space:
+                params[f"{pre}vform"] = "fused"
             if f"{pre}impl" in prog.space:
                 vendor = flops >= VENDOR_MIN_FLOPS
                 params[f"{pre}impl"] = "vendor" if vendor else "kernel"
                 prog.notes.append(
                     f"g{gi} conv {list(c.shape)}: implementation space "
-                    + ("vendor_library (oneDNN through torch) + fused epilogue kernel: the "
+                    + ("vendor_library (oneDNN through torch; activation as a post-op where "
+                       "it fuses, else our epilogue kernel): the "
                        f"contract allows it and {flops / 1e6:.1f} MFLOP is past the "
                        f"{VENDOR_MIN_FLOPS / 1e6:.1f} MFLOP where the library wins"
                        if vendor else "custom_kernel: too small for a library call to pay off"))
