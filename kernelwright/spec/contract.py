@@ -23,6 +23,7 @@ from kernelwright.spec.inputs import (
     nominal_inputs,
     variant_maker,
 )
+from kernelwright.spec.shape_ties import grown_batch, scaled_shapes, symbolic_shapes
 from kernelwright.spec.task import Task
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -196,11 +197,15 @@ def _derive(task: Task, seed: int) -> Contract:
     where = f"task file {task.path}"
     nominal = _checked_run(module, lambda s: nominal_inputs(module, s), seed, where, NOMINAL)
     variants = [_variant(NOMINAL, "nominal", *nominal)]
-    variants += _task_variants(module, seed, where) or _derived_variants(module, nominal[0], seed)
+    given = _task_variants(module, seed, where)
+    if len(given) < 2:  # the task's own variants first, derived ones fill up to two
+        given += _derived_variants(module, nominal[0], seed)[:2 - len(given)]
+    variants += given
     if len(variants) < 3:
         raise TaskError(
-            f"{where}: could not derive two shape variants by scaling the leading dimensions "
-            "(the reference rejects them). Define get_shape_variants() returning "
+            f"{where}: could not derive two shape variants (scaling the free dimensions "
+            "torch.export finds, the leading dimensions, or a batch of 1: the reference "
+            "rejects them). Define get_shape_variants() returning "
             "{'name': [input shapes...], ...} with at least two entries."
         )
     degenerate = _degenerate_reason(module, nominal[1], seed)
@@ -261,18 +266,39 @@ def _task_variants(module, seed, where) -> list[ShapeVariant]:
 
 
 def _derived_variants(module, nominal: list[Any], seed: int) -> list[ShapeVariant]:
-    """Scale leading dimensions to odd, smaller sizes; keep the scalings the reference accepts."""
+    """Two smaller, odd-sized variants the reference accepts: the leading dimensions scaled,
+    else every free dimension (found by ``torch.export`` with dynamic dims; tied ones scale
+    together), else a batch of 1 grown."""
+    found: list = []
+
+    def symbolic():  # exported once, only when scaling the leading dimensions fails
+        if not found:
+            torch.manual_seed(seed)
+            found.append(symbolic_shapes(module.Model(*init_inputs_for(module)), nominal))
+        return found[0]
+
+    seen = {tuple(getattr(t, "shape", None) for t in nominal)}
     out: list[ShapeVariant] = []
-    for name, scale in (("half_plus_one", lambda d: d // 2 + 1), ("quarter_odd", _quarter_odd)):
-        for shapes in _scalings(nominal, scale):
+    for name, scale, grow in (("half_plus_one", lambda d: d // 2 + 1, 3),
+                              ("quarter_odd", _quarter_odd, 2)):
+        def tries(scale=scale, grow=grow):
+            yield from _scalings(nominal, scale)
+            if symbolic():
+                yield scaled_shapes(nominal, symbolic(), scale)
+            yield grown_batch(nominal, grow)
+
+        for shapes in tries():
+            key = tuple(None if s is None else torch.Size(s) for s in shapes or [])
+            if shapes is None or key in seen:
+                continue
             inputs = inputs_like(nominal, shapes, seed)
             try:
                 outputs = run_reference(module, inputs, seed)
             except Exception:
                 continue
-            if shapes != [getattr(t, "shape", None) for t in nominal]:
-                out.append(_variant(name, "derived", inputs, outputs))
-                break
+            seen.add(key)
+            out.append(_variant(name, "derived", inputs, outputs))
+            break
     return out
 
 
