@@ -279,8 +279,8 @@ def _derived_variants(module, nominal: list[Any], seed: int) -> list[ShapeVarian
 
     seen = {tuple(getattr(t, "shape", None) for t in nominal)}
     out: list[ShapeVariant] = []
-    for name, scale, grow in (("half_plus_one", lambda d: d // 2 + 1, 3),
-                              ("quarter_odd", _quarter_odd, 2)):
+    for name, scale, grow in (("half_plus_one", lambda d: d // 2 + 1 if d > 2 else d + 1, 2),
+                              ("quarter_odd", _quarter_odd, 3)):
         def tries(scale=scale, grow=grow):
             yield from _scalings(nominal, scale)
             if symbolic():

@@ -71,7 +71,7 @@ def get_init_inputs():
     return []
 """)
     shapes = [v.inputs[0].shape for v in derive_contract(task).variants]
-    assert shapes == [(1, 5), (3, 5), (2, 5)]
+    assert shapes == [(1, 5), (2, 5), (3, 5)]
 
 
 def test_one_task_variant_is_filled_up_with_a_derived_one(tmp_path):
