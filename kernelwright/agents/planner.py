@@ -95,7 +95,7 @@ class LoweringPlanner:
             source = self.cache.get(task, contract, backend)
         except LoweringError as exc:
             return self._unlowered(task, contract, backend, graph, exc).model_copy(update=work)
-        groups, share = self._choose_spaces(source)
+        chosen, share = self._choose_spaces(source)
         prog = source.program
         vendor = any(v == "vendor" for k, v in prog.params.items() if k.endswith(".impl"))
         space = (ImplementationSpace.VENDOR_LIBRARY if vendor
@@ -111,7 +111,7 @@ class LoweringPlanner:
             strategy=strategy,
             rationale=rationale[:4000],
             sources=[SOURCE_NAME],
-            groups=groups,
+            groups=chosen,
             own_kernel_share=share,
             **work,
         )

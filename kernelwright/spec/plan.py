@@ -51,6 +51,17 @@ class Plan(BaseModel):
     groups: list[GroupSpace] = Field(default_factory=list)  # per fusion group: space and why
     own_kernel_share: float | None = None  # share of the planned program's time in our kernels
 
+    def spaces_line(self) -> str:
+        """One line: each group's space (and form), and the share of time in our kernels."""
+        if not self.groups:
+            return ""
+        parts = [f"{g.group} {g.kind} {g.space.value}"
+                 + (f" ({g.form})" if g.form and g.form != "our kernel" else "")
+                 for g in self.groups]
+        share = ("" if self.own_kernel_share is None
+                 else f"; {self.own_kernel_share:.0%} of the time in our own kernels")
+        return "spaces: " + ", ".join(parts) + share
+
 
 class Roofline(BaseModel):
     """Where a kernel sits against this machine's measured peaks."""

@@ -71,3 +71,21 @@ def test_cli_passes_spaces_to_the_settings(monkeypatch, tmp_path):
     result = CliRunner().invoke(app, ["optimize", str(tmp_path), "--spaces", "Custom,Vendor",
                                       "--json"])
     assert result.exit_code == 2 and seen["spaces"] == "custom_kernel,vendor_library"
+
+
+def test_plan_says_per_group_space_and_own_kernel_share():
+    from kernelwright.spec import GroupSpace, Plan
+    from kernelwright.spec.opclass import OperatorClass
+
+    groups = [GroupSpace(group="g0", kind="gemm", space=VENDOR, form="oneDNN post-ops",
+                         why="measured", timings_ms={"a": 1.0}),
+              GroupSpace(group="g1", kind="rows", space=CUSTOM, form="our kernel")]
+    plan = Plan(operator_class=OperatorClass.GEMM, implementation_space=VENDOR, backend="cpp",
+                strategy="s", rationale="r", groups=groups, own_kernel_share=0.25)
+    line = plan.spaces_line()
+    assert line == ("spaces: g0 gemm vendor_library (oneDNN post-ops), g1 rows custom_kernel; "
+                    "25% of the time in our own kernels")
+    again = Plan.model_validate_json(plan.model_dump_json())  # stored with the run
+    assert again.groups == groups and again.own_kernel_share == 0.25
+    assert Plan(operator_class=OperatorClass.GEMM, implementation_space=VENDOR, backend="cpp",
+                strategy="s", rationale="r").spaces_line() == ""
