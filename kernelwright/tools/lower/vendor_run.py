@@ -5,7 +5,8 @@ A step is prepared once per signature (operand views, the op and its arguments r
 a library result that is a program output is returned as is (no copy, no second pass). Forms:
 ``matmul`` (torch.mm / torch.matmul, the BLAS eager uses), ``linear`` (oneDNN inner product
 with bias and activation post-ops, ``torch.ops.mkldnn._linear_pointwise``), ``conv`` (oneDNN
-convolution, with post-ops through ``torch.ops.mkldnn._convolution_pointwise`` when it has any).
+convolution, with post-ops through ``torch.ops.mkldnn._convolution_pointwise`` when it has any,
+its weight reordered once into oneDNN's layout while the weight tensor stays the same).
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def _conv_call(step: dict[str, Any], slot: dict[str, int]) -> Call:
     if attr != "none" and not step["transposed"]:
         op = torch.ops.mkldnn._convolution_pointwise
         scalars, algo = list(step.get("scalars", ())), step.get("algorithm", "")
-        return lambda ts: op(x(ts).contiguous(), w(ts).contiguous(), b(ts), padding, stride,
+        packed = _Prepacked(nd, padding, stride, dilation, groups)
+        return lambda ts: op(x(ts).contiguous(), packed(w(ts)), b(ts), padding, stride,
                              dilation, groups, attr, scalars, algo)
     if step["transposed"]:
         fn = getattr(F, f"conv_transpose{nd}d")
@@ -90,6 +92,31 @@ def _conv_call(step: dict[str, Any], slot: dict[str, int]) -> Call:
         return lambda ts: fn(x(ts), w(ts), b(ts), stride, padding, extra, groups, dilation)
     fn = getattr(F, f"conv{nd}d")
     return lambda ts: fn(x(ts), w(ts), b(ts), stride, padding, dilation, groups)
+
+
+class _Prepacked:
+    """A convolution weight reordered once into oneDNN's blocked layout (2-D and 3-D), again
+    only when the weight tensor changes (another tensor, or written in place: its version)."""
+
+    def __init__(self, nd: int, padding, stride, dilation, groups: int) -> None:
+        self.reorder = {2: getattr(torch._C._nn, "mkldnn_reorder_conv2d_weight", None),
+                        3: getattr(torch._C._nn, "mkldnn_reorder_conv3d_weight", None)}.get(nd)
+        self.args = (list(padding), list(stride), list(dilation), groups)
+        self.key: tuple[int, int] | None = None
+        self.value: torch.Tensor | None = None
+
+    def __call__(self, w: torch.Tensor) -> torch.Tensor:
+        if self.reorder is None:
+            return w.contiguous()
+        key = (w.data_ptr(), w._version)
+        if key != self.key:
+            try:
+                self.value = self.reorder(w.contiguous().to_mkldnn(), *self.args)
+            except RuntimeError:  # this torch build cannot: the plain weight works too
+                self.reorder = None
+                return w.contiguous()
+            self.key = key
+        return self.value
 
 
 def run_vendor(step: dict[str, Any], t: dict[str, torch.Tensor]) -> None:

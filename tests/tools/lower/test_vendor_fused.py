@@ -116,3 +116,25 @@ def test_a_gemm_whose_intermediate_is_also_returned_keeps_its_epilogue_kernel(tm
     for gi in (k.split(".")[0] for k in prog.space if k.endswith(".impl")):
         prog = prog.with_params({f"{gi}.impl": "vendor"})
     check_lowered(prog, tol=2e-4)
+
+
+def test_a_prepacked_conv_weight_follows_in_place_weight_updates(tmp_path):
+    import types
+
+    import torch
+
+    task = _task(tmp_path, "conv_pack", CONV.format(nd=2, stride=1, bias=True,
+                                                    expr="torch.relu(self.conv(x))",
+                                                    shape="2, 3, 9, 9"))
+    prog = lower_task(task, "cpp").with_params({"g0.impl": "vendor", "g0.vform": "fused"})
+    mod = types.ModuleType("cand")
+    exec(compile(prog.candidate.source, "cand", "exec"), mod.__dict__)
+    ref = task.load_module().Model().eval()
+    new = mod.ModelNew()
+    new.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 3, 9, 9)
+    with torch.no_grad():
+        torch.testing.assert_close(new(x), ref(x), atol=2e-4, rtol=2e-4)
+        ref.conv.weight.mul_(-2.0)  # the harness loads new weights in place
+        new.load_state_dict(ref.state_dict())
+        torch.testing.assert_close(new(x), ref(x), atol=2e-4, rtol=2e-4)
