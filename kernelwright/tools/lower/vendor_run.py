@@ -51,9 +51,10 @@ def prepare(step: dict[str, Any], slot: dict[str, int]) -> tuple[Call, int]:
         x, w, b = _viewer(step["x"], slot), _viewer(step["w"], slot), _viewer(step["bias"], slot)
         attr, scalars, algo = step["attr"], list(step["scalars"]), step["algorithm"]
         op = torch.ops.mkldnn._linear_pointwise
+        weight = _Prepacked(0, (), (), (), 1)  # a [K, N] weight: made [N, K] once, not per call
 
         def call(ts):
-            return op(x(ts), w(ts), b(ts), attr, scalars, algo)
+            return op(x(ts).contiguous(), weight(w(ts)), b(ts), attr, scalars, algo)
     elif kind == "conv":
         call = _conv_call(step, slot)
     else:
@@ -95,8 +96,9 @@ def _conv_call(step: dict[str, Any], slot: dict[str, int]) -> Call:
 
 
 class _Prepacked:
-    """A convolution weight reordered once into oneDNN's blocked layout (2-D and 3-D), again
-    only when the weight tensor changes (another tensor, or written in place: its version)."""
+    """A weight made contiguous (and for a 2-D/3-D convolution reordered into oneDNN's blocked
+    layout) once, again only when the weight tensor changes (another tensor or strides, or
+    written in place: its version)."""
 
     def __init__(self, nd: int, padding, stride, dilation, groups: int) -> None:
         self.reorder = {2: getattr(torch._C._nn, "mkldnn_reorder_conv2d_weight", None),
@@ -106,16 +108,18 @@ class _Prepacked:
         self.value: torch.Tensor | None = None
 
     def __call__(self, w: torch.Tensor) -> torch.Tensor:
-        if self.reorder is None:
-            return w.contiguous()
-        key = (w.data_ptr(), w._version)
+        if self.reorder is None and w.is_contiguous():
+            return w
+        key = (w.data_ptr(), w._version, tuple(w.stride()))
         if key != self.key:
-            try:
-                self.value = self.reorder(w.contiguous().to_mkldnn(), *self.args)
-            except RuntimeError:  # this torch build cannot: the plain weight works too
-                self.reorder = None
-                return w.contiguous()
+            self.value = w.contiguous()
+            if self.reorder is not None:
+                try:
+                    self.value = self.reorder(self.value.to_mkldnn(), *self.args)
+                except RuntimeError:  # this torch build cannot: the plain weight works too
+                    self.reorder = None
             self.key = key
+        assert self.value is not None
         return self.value
 
 

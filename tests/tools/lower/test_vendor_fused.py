@@ -73,6 +73,10 @@ def _task(tmp_path, name: str, text: str) -> Task:
     ("sigmoid_manual_bias", "torch.sigmoid(x @ self.fc.weight.t() + self.fc.bias)",
      "sigmoid", True, (3, 11, 13)),
     ("tanh_then_more", "torch.tanh(self.fc(x)) * 2.0 + 1.0", "tanh", True, (7, 19, 23)),
+    ("kn_weight", "torch.relu(x @ self.fc.weight.t().contiguous() * 1.0)", None, False,
+     (9, 21, 35)),
+    ("kn_weight_bias", "F.silu(x @ self.fc.weight.t().contiguous() + self.fc.bias)", "swish",
+     True, (9, 21, 35)),
     ("bias_only", "self.fc(x)", "none", True, (2, 129, 31)),
 ])
 @pytest.mark.parametrize("form", ["fused", "blas"])
@@ -81,10 +85,14 @@ def test_fused_linear_matches_torch(tmp_path, name, expr, attr, bias, mnk, form)
     task = _task(tmp_path, f"lin_{name}", LINEAR.format(k=k, n=n, bias=bias, expr=expr, m=m))
     prog = lower_task(task, "cpp")
     assert prog.params["g0.impl"] == "vendor" or m * n * k * 2 < 2 * 64**3
-    prog = prog.with_params({"g0.impl": "vendor", "g0.vform": form})
+    assert ("g0.vform" in prog.space) == (attr is not None)
+    prog = prog.with_params({"g0.impl": "vendor", **(
+        {"g0.vform": form} if attr is not None else {})})
     vendor = [s for s in _steps(prog) if "vendor" in s]
     assert len(vendor) == 1
-    if form == "fused":
+    if form == "fused" and attr is None:  # a scale between GEMM and activation: not fused
+        assert vendor[0]["vendor"] == "matmul"
+    elif form == "fused":
         assert vendor[0]["vendor"] == "linear" and vendor[0]["attr"] == attr
         assert (vendor[0]["bias"] is not None) == bias
     else:
