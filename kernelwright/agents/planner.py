@@ -129,7 +129,8 @@ class LoweringPlanner:
                         prog.task.name, exc)
             return [], None
         chosen = prog.with_params(params)
-        chosen.notes = list(prog.notes) + [
+        measured = tuple(f"{g.group} {g.kind} " for g in groups if g.timings_ms)
+        chosen.notes = [n for n in prog.notes if not n.startswith(measured or ("\0",))] + [
             f"{g.group} {g.kind}: {g.space.value} ({g.form}): {g.why}" for g in groups
             if g.timings_ms]
         source.program = chosen

@@ -48,6 +48,8 @@ def test_the_timer_decides_the_space_of_a_gemm_group(winner, space, form):
     assert "fastest of 3" in group.why
     assert plan.implementation_space == space
     assert plan.own_kernel_share == pytest.approx(1.0 if winner == "kernel" else 0.6)
+    text = cache.get(task, contract, "cpp").program.describe()
+    assert "fastest of 3" in text and "MFLOP is past" not in text  # no stale heuristic note
     params = cache.get(task, contract, "cpp").default_params()  # the coder starts from it
     assert params["g0.impl"] == ("kernel" if winner == "kernel" else "vendor")
     if winner != "kernel":
