@@ -144,6 +144,10 @@ class Settings(BaseSettings):
         "candidates built into the shared build cache (off for throwaway pools, e.g. tests)"
     )
 
+    # Implementation spaces a run may use, narrowing the task's (None = the task's own):
+    # "all", "custom", "vendor", "framework" or a comma list (spec.contract.parse_spaces).
+    spaces: str | None = None
+
     # Search.
     max_concurrent_evals: int = Field(1, ge=1)
     hierarchy: bool = Field(True, description="R^3: archive outside, Optuna tuner inside")

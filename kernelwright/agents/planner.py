@@ -28,7 +28,8 @@ from kernelwright.prompts import render
 from kernelwright.spec import Contract, ImplementationSpace, Task
 from kernelwright.spec.inputs import init_inputs_for, nominal_inputs
 from kernelwright.spec.opclass import OperatorClass
-from kernelwright.spec.plan import Plan
+from kernelwright.spec.plan import GroupSpace, Plan
+from kernelwright.tools.lower.choose import Timer, choose_spaces
 from kernelwright.tools.opgraph import OpGraph, arithmetic_intensity, trace_reference
 
 log = logging.getLogger(__name__)
@@ -82,9 +83,10 @@ class LoweringPlanner:
     """
 
     def __init__(self, cache: SourceCache | None = None,
-                 balance: float = DEFAULT_BALANCE) -> None:
+                 balance: float = DEFAULT_BALANCE, timer: Timer | None = None) -> None:
         self.cache = cache or SourceCache()
         self.balance = balance
+        self.timer = timer  # None: build and time each option in this process
 
     def plan(self, task: Task, contract: Contract, backend: str) -> Plan:
         graph = trace_work(task)
@@ -93,6 +95,7 @@ class LoweringPlanner:
             source = self.cache.get(task, contract, backend)
         except LoweringError as exc:
             return self._unlowered(task, contract, backend, graph, exc).model_copy(update=work)
+        chosen, share = self._choose_spaces(source)
         prog = source.program
         vendor = any(v == "vendor" for k, v in prog.params.items() if k.endswith(".impl"))
         space = (ImplementationSpace.VENDOR_LIBRARY if vendor
@@ -108,8 +111,30 @@ class LoweringPlanner:
             strategy=strategy,
             rationale=rationale[:4000],
             sources=[SOURCE_NAME],
+            groups=chosen,
+            own_kernel_share=share,
             **work,
         )
+
+    def _choose_spaces(self, source) -> tuple[list[GroupSpace], float | None]:
+        """Time every legal space of each group; the source's defaults become the winners."""
+        prog = source.program
+        if not any(k.endswith(".impl") for k in prog.space):
+            _, groups, _ = choose_spaces(prog, lambda p: (1.0, 0.0))  # nothing to measure
+            return groups, 1.0
+        try:
+            params, groups, share = choose_spaces(prog, self.timer)
+        except Exception as exc:  # noqa: BLE001 - a failed timing keeps the heuristic choice
+            log.warning("could not time the implementation spaces of %s: %s",
+                        prog.task.name, exc)
+            return [], None
+        chosen = prog.with_params(params)
+        measured = tuple(f"{g.group} {g.kind} " for g in groups if g.timings_ms)
+        chosen.notes = [n for n in prog.notes if not n.startswith(measured or ("\0",))] + [
+            f"{g.group} {g.kind}: {g.space.value} ({g.form}): {g.why}" for g in groups
+            if g.timings_ms]
+        source.program = chosen
+        return groups, share
 
     def _unlowered(self, task: Task, contract: Contract, backend: str,
                    graph: OpGraph | None, exc: LoweringError) -> Plan:

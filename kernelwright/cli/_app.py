@@ -23,6 +23,24 @@ console = Console()
 err_console = Console(stderr=True)
 
 BackendOpt = Annotated[str | None, typer.Option("--backend", help="sycl | cpp | cuda")]
+
+
+def _check_spaces(value: str | None) -> str | None:
+    """``--spaces``: one line naming the choices on a bad value (typer prints it, exit 2)."""
+    if value is None:
+        return None
+    from kernelwright.spec.contract import parse_spaces
+
+    try:
+        return ",".join(s.value for s in parse_spaces(value))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+SpacesOpt = Annotated[str | None, typer.Option(
+    "--spaces", callback=_check_spaces,
+    help="implementation spaces: all (default), custom, vendor, framework, or a comma list; "
+    "narrows what the task allows")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 StoreOpt = Annotated[
     Path | None,

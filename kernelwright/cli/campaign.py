@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelwright.cli._app import BackendOpt, JsonOpt, StoreOpt, _fail, _settings, app
+from kernelwright.cli._app import BackendOpt, JsonOpt, SpacesOpt, StoreOpt, _fail, _settings, app
 from kernelwright.cli.runs import LlmKeyEnv, LlmModel, LlmUrl, MaxCost, MaxTokens
 from kernelwright.errors import KernelwrightError
 
@@ -29,6 +29,7 @@ def campaign(
     llm_base_url: LlmUrl = None,
     llm_model: LlmModel = None,
     llm_api_key_env: LlmKeyEnv = None,
+    spaces: SpacesOpt = None,
 ) -> None:
     """Optimise every task file of TASK_DIR; a bandit (sliding-window UCB on improvement per
     evaluation) gives the evaluations to the tasks that improve. Resume with `kernelwright resume
@@ -41,7 +42,7 @@ def campaign(
              "max_tokens": max_tokens, "max_cost": max_cost}  # fmt: skip
     try:
         llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
-        settings = _settings(backend=backend, llm=llm)
+        settings = _settings(backend=backend, llm=llm, spaces=spaces)
         root = store_root(settings, store)
         summary = start_campaign(
             task_dir, settings, root, hours=hours, budget_per_task=budget_per_task,

@@ -12,6 +12,7 @@ import typer
 from kernelwright.cli._app import (
     BackendOpt,
     JsonOpt,
+    SpacesOpt,
     StoreOpt,
     _fail,
     _settings,
@@ -55,6 +56,7 @@ def optimize(
     llm_timeout: LlmTimeout = None,
     llm_max_retries: LlmRetries = None,
     max_llm_requests: MaxRequests = None,
+    spaces: SpacesOpt = None,
 ) -> None:
     """Optimise a task end to end: plan, write kernels, verify, time, decide; checkpointed."""
     import kernelwright
@@ -74,7 +76,8 @@ def optimize(
         llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
     except ValueError as exc:
         _fail(exc)
-    settings = _settings(backend=backend, budget=budget, time_limit_s=time_limit, llm=llm)
+    settings = _settings(backend=backend, budget=budget, time_limit_s=time_limit, llm=llm,
+                         spaces=spaces)
     _run(
         lambda obs: kernelwright.optimize(
             task, settings, run_id=run_id, store=store, observer=obs
@@ -160,6 +163,7 @@ def show(
 @app.command()
 def demo(
     budget: Annotated[int, typer.Option(help="evaluations for the optimise step")] = 12,
+    spaces: SpacesOpt = None,
 ) -> None:
     """The main job on the embedded default: evaluate every example candidate, then optimise an
     L2 fusion."""
@@ -167,7 +171,7 @@ def demo(
     from kernelwright.graphs.demo import DEMO_TASK, evaluate_examples
     from kernelwright.report.demo import print_examples
 
-    settings = _settings(budget=budget)
+    settings = _settings(budget=budget, spaces=spaces)
     try:
         with console.status("evaluating example candidates") as status:
             rows = evaluate_examples(settings, lambda name: status.update(f"evaluating {name}"))

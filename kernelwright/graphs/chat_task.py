@@ -11,7 +11,7 @@ harness enforces the user's tolerance and spaces with no special path.
 from __future__ import annotations
 
 from kernelwright.agents.request_parser import ALL_DTYPES, RunRequest
-from kernelwright.spec.contract import DEFAULT_TOLERANCES, ImplementationSpace
+from kernelwright.spec.contract import DEFAULT_SPACES, DEFAULT_TOLERANCES, ImplementationSpace
 from kernelwright.spec.task import import_task_module
 
 MARKER = "# ---- kernelwright chat: the conversation's constraints (override the above) ----"
@@ -19,7 +19,7 @@ MARKER = "# ---- kernelwright chat: the conversation's constraints (override the
 
 def task_spaces(path) -> list[ImplementationSpace]:
     """The implementation spaces the task file itself allows."""
-    names = getattr(import_task_module(path), "ALLOWED_SPACES", None) or ["custom_kernel"]
+    names = getattr(import_task_module(path), "ALLOWED_SPACES", None) or DEFAULT_SPACES
     return [ImplementationSpace(n) for n in names]
 
 

@@ -117,6 +117,8 @@ def summarize_run(
         updated=meta.get("updated"),
         operator_class=plan.operator_class.value if plan else None,
         implementation_space=plan.implementation_space.value if plan else None,
+        space_groups=[g.model_dump(mode="json") for g in plan.groups] if plan else [],
+        own_kernel_share=plan.own_kernel_share if plan else None,
         strategy=plan.strategy if plan else None,
         flops=plan.flops if plan else None,
         min_bytes=plan.min_bytes if plan else None,

@@ -119,6 +119,8 @@ class RunSummary(BaseModel):
     updated: float | None = None
     operator_class: str | None = None
     implementation_space: str | None = None
+    space_groups: list[dict] = Field(default_factory=list)  # Plan.groups: per group space, why
+    own_kernel_share: float | None = None  # share of the planned program's time in our kernels
     strategy: str | None = None
     flops: float | None = None
     min_bytes: int | None = None

@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from kernelwright.config import Settings
 from kernelwright.graphs.runner import run_state, store_root
@@ -29,6 +30,8 @@ def print_run(
             f"plan: {plan.operator_class.value}, space {plan.implementation_space.value}, "
             f"backend {plan.backend}\n  strategy: {plan.strategy}\n  why: {plan.rationale}"
         )
+        if plan.spaces_line():
+            console.print(Text("  " + plan.spaces_line()))
     table = Table("#", "candidate", "origin", "verdict", "speedup [IQR]", "roofline", "flags")
     for i, p in enumerate(profiles, 1):
         frac = p.roofline.fraction if p.roofline else None

@@ -16,6 +16,7 @@ from kernelwright.spec.peaks import MachinePeaks
 from kernelwright.spec.plan import (
     Action,
     Decision,
+    GroupSpace,
     History,
     Plan,
     Profile,
@@ -43,6 +44,7 @@ __all__ = [
     "Candidate",
     "Contract",
     "Decision",
+    "GroupSpace",
     "EvalResult",
     "Flag",
     "History",

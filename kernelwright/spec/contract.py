@@ -23,6 +23,7 @@ from kernelwright.spec.inputs import (
     nominal_inputs,
     variant_maker,
 )
+from kernelwright.spec.shape_ties import grown_batch, scaled_shapes, symbolic_shapes
 from kernelwright.spec.task import Task
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -39,6 +40,32 @@ class ImplementationSpace(StrEnum):
     FRAMEWORK = "framework"  # fused torch operators, torch.compile
     VENDOR_LIBRARY = "vendor_library"  # oneDNN / MKL / cuBLAS through their APIs
     CUSTOM_KERNEL = "custom_kernel"  # hand-written SYCL, CUDA or C++ kernels
+
+
+# A task allows every space unless its file (ALLOWED_SPACES), a chat request or --spaces
+# narrows it.
+DEFAULT_SPACES = (ImplementationSpace.CUSTOM_KERNEL, ImplementationSpace.VENDOR_LIBRARY,
+                  ImplementationSpace.FRAMEWORK)
+SPACE_WORDS = {"all": DEFAULT_SPACES, "custom": (ImplementationSpace.CUSTOM_KERNEL,),
+               "vendor": (ImplementationSpace.VENDOR_LIBRARY,),
+               "framework": (ImplementationSpace.FRAMEWORK,)}
+
+
+def parse_spaces(text: str) -> list[ImplementationSpace]:
+    """``"all"``, ``"custom"``, ``"custom,vendor"`` (any case; full space names too).
+
+    Raises:
+        ValueError: an unknown word; the message names the choices.
+    """
+    out: list[ImplementationSpace] = []
+    for word in (w.strip().lower() for w in str(text).split(",")):
+        spaces = SPACE_WORDS.get(word) or next(
+            ((s,) for s in ImplementationSpace if s.value == word), None)
+        if spaces is None:
+            raise ValueError(f"unknown implementation space {word!r}; choose from "
+                             f"{', '.join(SPACE_WORDS)} (or a comma list, e.g. custom,vendor)")
+        out += [s for s in spaces if s not in out]
+    return out
 
 
 class TensorSpec(BaseModel):
@@ -81,9 +108,7 @@ class Contract(BaseModel):
     task_hash: str
     variants: list[ShapeVariant]
     tolerances: dict[str, Tolerance]
-    allowed_spaces: list[ImplementationSpace] = Field(
-        default_factory=lambda: [ImplementationSpace.CUSTOM_KERNEL]
-    )
+    allowed_spaces: list[ImplementationSpace] = Field(default_factory=lambda: list(DEFAULT_SPACES))
     preserve_inputs: bool = True
     degenerate: bool = False
     degenerate_reason: str | None = None
@@ -98,6 +123,22 @@ class Contract(BaseModel):
 
     def allows(self, space: ImplementationSpace | str) -> bool:
         return ImplementationSpace(space) in self.allowed_spaces
+
+    def narrowed(self, spaces: list[ImplementationSpace] | None) -> Contract:
+        """This contract with only the allowed spaces also in ``spaces`` (None: unchanged).
+
+        Raises:
+            TaskError: nothing is left (the task file and the request disagree).
+        """
+        if spaces is None:
+            return self
+        kept = [s for s in self.allowed_spaces if s in spaces]
+        if not kept:
+            mine = ", ".join(s.value for s in self.allowed_spaces)
+            raise TaskError(f"task {self.task_name} allows only {mine}; the requested spaces "
+                            f"({', '.join(s.value for s in spaces)}) leave none. Ask for one "
+                            "the task allows, or widen ALLOWED_SPACES in the task file.")
+        return self.model_copy(update={"allowed_spaces": kept})
 
     def render(self) -> str:
         """Plain text for prompts and reports."""
@@ -156,11 +197,15 @@ def _derive(task: Task, seed: int) -> Contract:
     where = f"task file {task.path}"
     nominal = _checked_run(module, lambda s: nominal_inputs(module, s), seed, where, NOMINAL)
     variants = [_variant(NOMINAL, "nominal", *nominal)]
-    variants += _task_variants(module, seed, where) or _derived_variants(module, nominal[0], seed)
+    given = _task_variants(module, seed, where)
+    if len(given) < 2:  # the task's own variants first, derived ones fill up to two
+        given += _derived_variants(module, nominal[0], seed)[:2 - len(given)]
+    variants += given
     if len(variants) < 3:
         raise TaskError(
-            f"{where}: could not derive two shape variants by scaling the leading dimensions "
-            "(the reference rejects them). Define get_shape_variants() returning "
+            f"{where}: could not derive two shape variants (scaling the free dimensions "
+            "torch.export finds, the leading dimensions, or a batch of 1: the reference "
+            "rejects them). Define get_shape_variants() returning "
             "{'name': [input shapes...], ...} with at least two entries."
         )
     degenerate = _degenerate_reason(module, nominal[1], seed)
@@ -221,18 +266,39 @@ def _task_variants(module, seed, where) -> list[ShapeVariant]:
 
 
 def _derived_variants(module, nominal: list[Any], seed: int) -> list[ShapeVariant]:
-    """Scale leading dimensions to odd, smaller sizes; keep the scalings the reference accepts."""
+    """Two smaller, odd-sized variants the reference accepts: the leading dimensions scaled,
+    else every free dimension (found by ``torch.export`` with dynamic dims; tied ones scale
+    together), else a batch of 1 grown."""
+    found: list = []
+
+    def symbolic():  # exported once, only when scaling the leading dimensions fails
+        if not found:
+            torch.manual_seed(seed)
+            found.append(symbolic_shapes(module.Model(*init_inputs_for(module)), nominal))
+        return found[0]
+
+    seen = {tuple(getattr(t, "shape", None) for t in nominal)}
     out: list[ShapeVariant] = []
-    for name, scale in (("half_plus_one", lambda d: d // 2 + 1), ("quarter_odd", _quarter_odd)):
-        for shapes in _scalings(nominal, scale):
+    for name, scale, grow in (("half_plus_one", lambda d: d // 2 + 1 if d > 2 else d + 1, 2),
+                              ("quarter_odd", _quarter_odd, 3)):
+        def tries(scale=scale, grow=grow):
+            yield from _scalings(nominal, scale)
+            if symbolic():
+                yield scaled_shapes(nominal, symbolic(), scale)
+            yield grown_batch(nominal, grow)
+
+        for shapes in tries():
+            key = tuple(None if s is None else torch.Size(s) for s in shapes or [])
+            if shapes is None or key in seen:
+                continue
             inputs = inputs_like(nominal, shapes, seed)
             try:
                 outputs = run_reference(module, inputs, seed)
             except Exception:
                 continue
-            if shapes != [getattr(t, "shape", None) for t in nominal]:
-                out.append(_variant(name, "derived", inputs, outputs))
-                break
+            seen.add(key)
+            out.append(_variant(name, "derived", inputs, outputs))
+            break
     return out
 
 
@@ -281,7 +347,7 @@ def _tolerances(module, where) -> dict[str, Tolerance]:
 
 
 def _allowed_spaces(module, where) -> list[ImplementationSpace]:
-    names = getattr(module, "ALLOWED_SPACES", None) or [ImplementationSpace.CUSTOM_KERNEL]
+    names = getattr(module, "ALLOWED_SPACES", None) or list(DEFAULT_SPACES)
     try:
         return [ImplementationSpace(n) for n in names]
     except ValueError as exc:

@@ -15,6 +15,20 @@ from kernelwright.spec.opclass import OperatorClass
 from kernelwright.spec.result import KernelStats
 
 
+class GroupSpace(BaseModel):
+    """The implementation space one fusion group runs in, and why (measured when it could be
+    either). ``timings_ms``: each option timed, e.g. ``{"custom_kernel": 1.9, "vendor_library
+    (oneDNN post-ops)": 0.7}``; empty when only one space was legal."""
+
+    model_config = ConfigDict(frozen=True)
+    group: str  # "g0"
+    kind: str  # gemm, conv, rows, pointwise, scan
+    space: ImplementationSpace
+    form: str = ""  # "our kernel", "oneDNN post-ops", "library call + our epilogue"
+    why: str = ""
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+
+
 class Plan(BaseModel):
     """The planner's choice (HIERA): what the task is, where to implement it, and how.
 
@@ -34,6 +48,19 @@ class Plan(BaseModel):
     sources: list[str] = Field(default_factory=list)  # parameterised program sources, best first
     flops: float = 0.0  # the work the roofline bound counts (traced from the reference)
     min_bytes: int = 0
+    groups: list[GroupSpace] = Field(default_factory=list)  # per fusion group: space and why
+    own_kernel_share: float | None = None  # share of the planned program's time in our kernels
+
+    def spaces_line(self) -> str:
+        """One line: each group's space (and form), and the share of time in our kernels."""
+        if not self.groups:
+            return ""
+        parts = [f"{g.group} {g.kind} {g.space.value}"
+                 + (f" ({g.form})" if g.form and g.form != "our kernel" else "")
+                 for g in self.groups]
+        share = ("" if self.own_kernel_share is None
+                 else f"; {self.own_kernel_share:.0%} of the time in our own kernels")
+        return "spaces: " + ", ".join(parts) + share
 
 
 class Roofline(BaseModel):

@@ -112,11 +112,12 @@ def test_old_plans_and_profiles_load():
 
 
 @pytest.mark.parametrize("allowed, space", [
-    ("", ImplementationSpace.CUSTOM_KERNEL),
+    ('ALLOWED_SPACES = ["custom_kernel"]', ImplementationSpace.CUSTOM_KERNEL),
+    ("", ImplementationSpace.FRAMEWORK),  # the default allows every space
     ('ALLOWED_SPACES = ["custom_kernel", "framework"]', ImplementationSpace.FRAMEWORK),
 ])
 def test_a_reference_that_does_not_lower_gets_a_plan_that_says_so(tmp_path, allowed, space):
-    path = tmp_path / f"sorted_{bool(allowed)}.py"
+    path = tmp_path / f"sorted_{len(allowed)}.py"
     path.write_text(UNLOWERABLE.format(spaces=allowed))
     task = Task.from_path(path)
     contract = derive_contract(task)

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from kernelwright.errors import TaskError
-from kernelwright.spec import ImplementationSpace, Task, derive_contract, variant_inputs
+from kernelwright.spec import Task, derive_contract, variant_inputs
+from kernelwright.spec.contract import DEFAULT_SPACES
 
 ROWWISE = """
 import torch
@@ -45,7 +46,7 @@ def test_contract_shapes_dtypes_and_default_tolerance(tmp_path):
     assert nominal.inputs[0].shape == (128, 64) and nominal.outputs[0].dtype == "float32"
     assert contract.tolerance_for("float32").atol == 1e-4
     assert contract.tolerance_for("float16").rtol == 1e-2
-    assert contract.allowed_spaces == [ImplementationSpace.CUSTOM_KERNEL]
+    assert contract.allowed_spaces == list(DEFAULT_SPACES)  # every space unless narrowed
     assert contract.preserve_inputs and not contract.degenerate
 
 

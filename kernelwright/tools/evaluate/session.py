@@ -20,6 +20,7 @@ import torch
 from kernelwright.config import Settings
 from kernelwright.errors import TaskError
 from kernelwright.spec import Contract, ShapeVariant, Task
+from kernelwright.spec.contract import parse_spaces
 from kernelwright.tools.evaluate.orchestrator import ForkServer, ReferenceRunner, RunnerFailed
 from kernelwright.tools.evaluate.shm import Arena, SlotLayout
 
@@ -211,7 +212,13 @@ def _contract(reference: ReferenceRunner, task: Task,
                         "get_inputs() smaller or raise KERNELWRIGHT_CALL_TIMEOUT_S)") from exc
     if reply["type"] == "error":
         raise TaskError(" ".join(str(reply.get("error")).split())[:2000])
-    return Contract.model_validate(reply["contract"]), list(reply.get("init") or [])
+    contract = Contract.model_validate(reply["contract"])
+    if settings.spaces:
+        try:
+            contract = contract.narrowed(parse_spaces(settings.spaces))
+        except ValueError as exc:
+            raise TaskError(f"KERNELWRIGHT_SPACES / --spaces: {exc}") from exc
+    return contract, list(reply.get("init") or [])
 
 
 def contract_via_runner(task: Task, settings: Settings) -> Contract:

@@ -46,6 +46,8 @@ VENDOR_OPS = frozenset({
     "mm", "bmm", "addmm", "baddbmm", "matmul", "convolution", "_convolution",
     "mkldnn_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "conv_transpose3d",
+    # oneDNN with fused post-ops (bias, activation), as the lowering's vendor anchors call it
+    "_linear_pointwise", "_convolution_pointwise", "linear", "mkldnn_linear",
 })
 
 RUNNER_LEVELS = {"syntax": Level.SYNTAX_ERROR, "build": Level.BUILD_FAILED,

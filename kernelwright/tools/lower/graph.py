@@ -38,6 +38,8 @@ class LoweredGraph:
     outputs: list[Node]
     ops: list[str] = field(default_factory=list)
     single: bool = True
+    # FX node -> IR value: the vendor space reads operator chains (anchor + bias + activation)
+    values: dict[Any, Any] = field(default_factory=dict, repr=False)
 
 
 def build_graph(cap: Captured, constants: dict[str, torch.Tensor]) -> LoweredGraph:
@@ -87,7 +89,7 @@ def build_graph(cap: Captured, constants: dict[str, torch.Tensor]) -> LoweredGra
             b.values[fx_node] = fn(b, fx_node)
         elif fx_node.op == "output":
             outs = _user_outputs(ep, fx_node, b)
-    return LoweredGraph(user, state, consts, b.nodes, outs, ops)
+    return LoweredGraph(user, state, consts, b.nodes, outs, ops, values=b.values)
 
 
 def _user_outputs(ep, fx_node, b: Builder) -> list[Node]:

@@ -26,6 +26,7 @@ from kernelwright.tools.lower.runtime import _signature, encode_tensor
 from kernelwright.tools.lower.schedule import Group, Schedule, schedule
 from kernelwright.tools.lower.space import choose_defaults, group_space
 from kernelwright.tools.lower.vendor import VendorStep, vendor_conv, vendor_step
+from kernelwright.tools.lower.vendor_fuse import post_ops
 
 BACKENDS = backend_names()
 
@@ -130,11 +131,17 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
         params = _group_params(prog.params, gi_of(grp, sched))
         if grp.kind in ("gemm", "conv") and params.get("impl") == "vendor":
             make = vendor_step if grp.kind == "gemm" else vendor_conv
-            step = make(grp.main[0], names, grp.name)
+            fused = (post_ops(g, sched, grp) if params.get("vform", "fused") == "fused"
+                     else None)
+            if fused is not None and fused.end.id not in names:
+                names[fused.end.id] = real[fused.end.id] = f"bv{fused.end.id}"
+            step = make(grp.main[0], names, grp.name, fused)
             if step is not None:
                 kernels.append(step)
+                done = fused.members if fused is not None else frozenset()
+                rest = [e for e in grp.epilogue + grp.outer if e.id not in done]
                 groups[i + 1:i + 1] = [Group("pointwise", [e], name=f"{grp.name}e{j}")
-                                       for j, e in enumerate(grp.epilogue + grp.outer)]
+                                       for j, e in enumerate(rest)]
                 i += 1
                 continue
         try:

@@ -110,12 +110,11 @@ class LoweredModule(nn.Module):
             t[name] = self._consts[target]
         for name, (shape, dtype) in plan["temps"].items():
             t[name] = torch.empty(shape, dtype=dtype_of(dtype))
-        outs = []
         for name, shape, dtype in plan["outputs"]:
             if name not in t:
                 t[name] = torch.empty(shape, dtype=dtype_of(dtype))
-            outs.append(t[name])
-        self._launch(plan["steps"], t)
+        self._launch(plan["steps"], t)  # a vendor step binds its result in t
+        outs = [t[name] for name, _, _ in plan["outputs"]]
         return outs[0] if plan["single"] else tuple(outs)
 
 

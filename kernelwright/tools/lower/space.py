@@ -8,6 +8,7 @@ from kernelwright.tools.lower.backends import codegen_for
 from kernelwright.tools.lower.backends.base import CHOICES
 from kernelwright.tools.lower.microkernels.lowered import gemm_defaults
 from kernelwright.tools.lower.microkernels.lowered_conv import conv_defaults
+from kernelwright.tools.lower.vendor_fuse import post_ops
 
 __all__ = ["CHOICES", "VENDOR_MIN_FLOPS", "choose_defaults", "group_space", "vendor_allowed"]
 
@@ -23,6 +24,9 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
             space[f"g{gi}.{p}"] = choices
         if grp.kind in ("gemm", "conv") and vendor_allowed(prog, contract):
             space[f"g{gi}.impl"] = ["kernel", "vendor"]
+            var = prog.variants[0]
+            if post_ops(var.graph, var.sched, grp) is not None:  # oneDNN post-ops or BLAS +
+                space[f"g{gi}.vform"] = ["fused", "blas"]  # our epilogue kernel
     return space
 
 
@@ -76,12 +80,16 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params.update({pre + p: v for p, v in gemm_defaults(grp.main[0]).items()})
             g = grp.main[0]
             flops = 2 * g.m * g.n * g.kdim * (g.numel // max(1, g.m * g.n))
+            if f"{pre}vform" in prog.space:
+                params[f"{pre}vform"] = "fused"
             if f"{pre}impl" in prog.space:
                 vendor = flops >= VENDOR_MIN_FLOPS
                 params[f"{pre}impl"] = "vendor" if vendor else "kernel"
                 prog.notes.append(
                     f"g{gi} gemm {g.m}x{g.n}x{g.kdim}: implementation space "
-                    + ("vendor_library (host BLAS, zero copy) + fused epilogue kernel: the "
+                    + ("vendor_library (oneDNN/MKL through torch, zero copy; bias and "
+                       "activation as "
+                       "post-ops where they fuse, else our epilogue kernel): the "
                        f"contract allows it and {flops / 1e6:.1f} MFLOP is past the "
                        f"{VENDOR_MIN_FLOPS / 1e6:.1f} MFLOP where BLAS wins" if vendor else
                        "custom_kernel: too small for a library call to pay off"))
@@ -97,12 +105,15 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params[f"{pre}algo"] = conv_defaults(grp.main[0])["algo"]
             c = grp.main[0]
             flops = 2 * c.numel * c.cost
+            if f"{pre}vform" in prog.space:
+                params[f"{pre}vform"] = "fused"
             if f"{pre}impl" in prog.space:
                 vendor = flops >= VENDOR_MIN_FLOPS
                 params[f"{pre}impl"] = "vendor" if vendor else "kernel"
                 prog.notes.append(
                     f"g{gi} conv {list(c.shape)}: implementation space "
-                    + ("vendor_library (oneDNN through torch) + fused epilogue kernel: the "
+                    + ("vendor_library (oneDNN through torch; activation as a post-op where "
+                       "it fuses, else our epilogue kernel): the "
                        f"contract allows it and {flops / 1e6:.1f} MFLOP is past the "
                        f"{VENDOR_MIN_FLOPS / 1e6:.1f} MFLOP where the library wins"
                        if vendor else "custom_kernel: too small for a library call to pay off"))

@@ -1,10 +1,12 @@
-"""The vendor implementation space for GEMM anchors: a BLAS call, then our epilogue kernel.
+"""The vendor implementation space for GEMM and convolution anchors.
 
-On the CPU device the BLAS that wins is the host's (numpy's OpenBLAS on the same memory, zero
-copy; see notes/lowering.md), not oneMKL through a SYCL queue. The operands are passed as
-strided views of our buffers: each operand's index map is probed, and when it is a single
-affine load of a buffer (a transpose, a batch of matrices, a slice) its strides are used
-directly; otherwise the operand is a buffer the scheduler realized already.
+On the CPU the library is torch's own (oneDNN / MKL, what eager runs), called on zero-copy
+views of our buffers. Two forms per anchor (``g<i>.vform``): ``fused`` absorbs the bias and one
+activation as oneDNN post-ops (``vendor_fuse``), so the epilogue is not a second pass; ``blas``
+is the plain library call followed by our epilogue kernel. The operands are strided views:
+each operand's index map is probed, and when it is a single affine load of a buffer (a
+transpose, a batch of matrices, a slice) its strides are used directly; otherwise the operand
+is a buffer the scheduler realized already.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import CPP
 from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.ir import Conv, Gemm, Node
+from kernelwright.tools.lower.vendor_fuse import FusedEpilogue
 
 VENDOR_DTYPES = (torch.float32, torch.float64)
 
@@ -66,27 +69,57 @@ class VendorStep:
     cooperative: bool = False
     text: str = ""
 
+    fused: FusedEpilogue | None = None
+    bias: tuple[str, list[int], int] | None = None
+
     def step(self) -> dict[str, Any]:
         g = self.gemm
         a_shape = list(g.batch) + [g.m, g.kdim]
         b_shape = list(g.batch) + [g.kdim, g.n]
+        f = self.fused
+        if f is not None:  # oneDNN inner product: W is [N, K], the b operand transposed
+            (bn, (sk, sn), bo), n = self.b, g.n
+            return {"vendor": "linear", "name": self.name,
+                    "x": [self.a[0], a_shape, self.a[1], self.a[2]],
+                    "w": [bn, [n, g.kdim], [sn, sk], bo],
+                    "bias": None if self.bias is None else [self.bias[0], [n], self.bias[1],
+                                                            self.bias[2]],
+                    "attr": f.attr, "scalars": list(f.scalars), "algorithm": f.algorithm,
+                    "out": [self.out, list(g.shape)]}
         return {"vendor": "matmul", "name": self.name,
                 "a": [self.a[0], a_shape, self.a[1], self.a[2]],
                 "b": [self.b[0], b_shape, self.b[1], self.b[2]],
                 "out": [self.out, list(g.shape)]}
 
 
-def vendor_step(gemm: Gemm, names: dict[int, str], name: str) -> VendorStep | None:
-    """A BLAS step for ``gemm`` when its operands are strided buffer views, else None."""
-    if gemm.dtype not in VENDOR_DTYPES or gemm.operands is None or gemm.id not in names:
+def vendor_step(gemm: Gemm, names: dict[int, str], name: str,
+                fused: FusedEpilogue | None = None) -> VendorStep | None:
+    """A library step for ``gemm`` when its operands are strided buffer views, else None.
+
+    With ``fused`` the step computes ``fused.end`` (bias and activation as post-ops) into
+    ``names[fused.end.id]``, which the caller must have named.
+    """
+    if gemm.dtype not in VENDOR_DTYPES or gemm.operands is None:
         return None
     a = strided_view(gemm.operands[0], names)
     b = strided_view(gemm.operands[1], names)
     if a is None or b is None:
         return None
-    out = names[gemm.id]
-    step = VendorStep(name, gemm, a, b, out, args=[a[0], b[0], out])
-    step.info = {"kind": "vendor_gemm", "nodes": [gemm.name], "reads": [a[0], b[0]]}
+    bias = None
+    if fused is not None:
+        bias = strided_view(fused.bias, names) if fused.bias is not None else None
+        if gemm.batch or (fused.bias is not None and bias is None):
+            fused = None
+    target = fused.end if fused is not None else gemm
+    if target.id not in names:
+        return None
+    out = names[target.id]
+    reads = [a[0], b[0]] + ([bias[0]] if fused is not None and bias else [])
+    step = VendorStep(name, gemm, a, b, out, args=reads + [out], fused=fused,
+                      bias=bias if fused is not None else None)
+    nodes = [gemm.name] + ([f"{fused.end.name} ({fused.text})"] if fused else [])
+    step.info = {"kind": "vendor_linear" if fused else "vendor_gemm", "nodes": nodes,
+                 "reads": reads}
     return step
 
 
@@ -95,7 +128,6 @@ class VendorConv(VendorStep):
     """A convolution through torch's oneDNN/MKL path, written into our buffer."""
 
     conv: Conv | None = None
-    bias: tuple[str, list[int], int] | None = None
 
     def step(self) -> dict[str, Any]:
         c = self.conv
@@ -116,60 +148,35 @@ class VendorConv(VendorStep):
                 "stride": list(c.stride), "padding": list(c.padding),
                 "dilation": list(c.dilation), "groups": c.groups,
                 "transposed": c.transposed, "output_padding": extra,
+                "attr": self.fused.attr if self.fused else "none",
+                "scalars": list(self.fused.scalars) if self.fused else [],
+                "algorithm": self.fused.algorithm if self.fused else "",
                 "out": [self.out, list(c.shape)]}
 
 
-def vendor_conv(conv: Conv, names: dict[int, str], name: str) -> VendorConv | None:
-    if conv.dtype not in VENDOR_DTYPES or conv.id not in names:
+def vendor_conv(conv: Conv, names: dict[int, str], name: str,
+                fused: FusedEpilogue | None = None) -> VendorConv | None:
+    if conv.dtype not in VENDOR_DTYPES:
+        return None
+    target = fused.end if fused is not None else conv
+    if target.id not in names:
         return None
     x = strided_view(conv.x, names)
     w = strided_view(conv.w, names)
     bias = strided_view(conv.bias, names) if conv.bias is not None else None
     if x is None or w is None or (conv.bias is not None and bias is None):
         return None
-    out = names[conv.id]
+    out = names[target.id]
     reads = [x[0], w[0]] + ([bias[0]] if bias else [])
     step = VendorConv(name, None, x, w, out, args=reads + [out],  # type: ignore[arg-type]
-                      conv=conv, bias=bias)
-    step.info = {"kind": "vendor_conv", "nodes": [conv.name], "reads": reads}
+                      conv=conv, bias=bias, fused=fused)
+    nodes = [conv.name] + ([f"{fused.end.name} ({fused.text})"] if fused else [])
+    step.info = {"kind": "vendor_conv", "nodes": nodes, "reads": reads}
     return step
 
 
-def _conv(step: dict[str, Any], t: dict[str, torch.Tensor]) -> None:
-    from torch.nn import functional as F
-
-    def view(spec):
-        name, shape, strides, offset = spec
-        return torch.as_strided(t[name], shape, strides, offset)
-
-    x, w = view(step["x"]), view(step["w"])
-    b = view(step["bias"]) if step["bias"] is not None else None
-    nd = x.dim() - 2
-    if step["transposed"]:
-        fn = getattr(F, f"conv_transpose{nd}d")
-        y = fn(x, w, b, step["stride"], step["padding"], step["output_padding"],
-               step["groups"], step["dilation"])
-    else:
-        fn = getattr(F, f"conv{nd}d")
-        y = fn(x, w, b, step["stride"], step["padding"], step["dilation"], step["groups"])
-    out_name, shape = step["out"]
-    t[out_name].view(shape).copy_(y)
-
-
 def run_vendor(step: dict[str, Any], t: dict[str, torch.Tensor]) -> None:
-    """Execute a plan's vendor step on the buffers ``t`` (BLAS matmul on zero-copy numpy
-    views; convolution through torch's oneDNN path)."""
-    import numpy as np
+    """Execute a plan's vendor step on the named buffers ``t`` (see ``vendor_run``)."""
+    from kernelwright.tools.lower.vendor_run import run_vendor as run
 
-    if step["vendor"] == "conv":
-        _conv(step, t)
-        return
-
-    def view(spec):
-        name, shape, strides, offset = spec
-        base = t[name]
-        return torch.as_strided(base, shape, strides, offset).numpy()
-
-    out_name, shape = step["out"]
-    out = t[out_name].view(shape).numpy()
-    np.matmul(view(step["a"]), view(step["b"]), out=out)
+    run(step, t)

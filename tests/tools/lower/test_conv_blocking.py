@@ -27,7 +27,8 @@ def with_block(prog, ocb: int):
     """``prog`` with every convolution group's channel block set to ``ocb``."""
     keys = [k for k in prog.space if k.endswith(".ocb")]
     assert len(keys) == 3 and all(prog.space[k] == BLOCKS for k in keys)
-    return prog.with_params({k: ocb for k in keys})
+    kernel = {k: "kernel" for k in prog.space if k.endswith(".impl")}  # our emitter, not oneDNN
+    return prog.with_params({**{k: ocb for k in keys}, **kernel})
 
 
 def kernels(source: str) -> list[str]:
@@ -38,7 +39,8 @@ def kernels(source: str) -> list[str]:
 @pytest.mark.parametrize("ocb", BLOCKS)
 def test_no_name_is_declared_twice_in_a_convolution_kernel(cpp_program, ocb):
     """Each local of a kernel is declared once, so no loop counter can shadow a temporary."""
-    bodies = kernels(with_block(cpp_program, ocb).source)
+    bodies = [b for b in kernels(with_block(cpp_program, ocb).source)
+              if b.lstrip().startswith("void k0_")]  # the nominal signature's kernels
     assert len(bodies) == 3
     for body in bodies:
         names = re.findall(r"(?:\bconst \w+|\bint|\bfloat|\bdouble) (\w+) =", body)

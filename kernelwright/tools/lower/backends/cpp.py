@@ -117,11 +117,9 @@ class CppCodegen(Codegen):
         return run
 
     def prepared(self, owner: Any, plan: dict[str, Any]):
-        """Plans without vendor steps: one ctypes call per kernel, slots resolved once."""
+        """One ctypes call per kernel, slots resolved once; library steps between them."""
         from kernelwright.tools.lower.chains import CppChain
 
-        if any("vendor" in s for s in plan["steps"]):
-            return None
         return CppChain(owner, plan)
 
 

@@ -1,0 +1,141 @@
+"""Choosing each fusion group's implementation space by measurement (HIERA).
+
+Where a group may run as our kernel or as a library call (``g<i>.impl``, and for a library
+call the form ``g<i>.vform``: oneDNN post-ops or the plain call + our epilogue kernel), every
+legal option is timed on the nominal inputs and the fastest is kept, group by group. The timer
+is injectable: ``timer(program) -> (seconds per forward, seconds of it inside library calls)``;
+the default builds the candidate in this process and times it after a warm-up.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from kernelwright.spec import GroupSpace, ImplementationSpace
+
+Timer = Callable[[Any], tuple[float, float]]
+
+_OPTIONS = {  # option label -> (params, space, form)
+    "kernel": ({"impl": "kernel"}, ImplementationSpace.CUSTOM_KERNEL, "our kernel"),
+    "fused": ({"impl": "vendor", "vform": "fused"}, ImplementationSpace.VENDOR_LIBRARY,
+              "oneDNN call with bias/activation post-ops"),
+    "blas": ({"impl": "vendor", "vform": "blas"}, ImplementationSpace.VENDOR_LIBRARY,
+             "library call + our epilogue kernel"),
+    "vendor": ({"impl": "vendor"}, ImplementationSpace.VENDOR_LIBRARY,
+               "library call + our epilogue kernel"),
+}
+
+
+def choose_spaces(prog: Any, timer: Timer | None = None
+                  ) -> tuple[dict[str, Any], list[GroupSpace], float | None]:
+    """``(params, per-group choices, share of time in our kernels)`` for ``prog``.
+
+    ``params`` are the program's defaults with each measured group's winner; the share is
+    measured on the chosen program (None when the timer cannot tell).
+    """
+    timer = timer or time_program
+    params = dict(prog.params)
+    groups: list[GroupSpace] = []
+    measured: dict[tuple, tuple[float, float]] = {}
+
+    def timed(p: dict[str, Any]) -> tuple[float, float]:
+        key = tuple(sorted(p.items()))
+        if key not in measured:
+            measured[key] = timer(prog.with_params(p))
+        return measured[key]
+
+    for gi, grp in enumerate(prog.variants[0].sched.groups):
+        pre = f"g{gi}."
+        if f"{pre}impl" not in prog.space:
+            groups.append(_fixed(gi, grp.kind, prog))
+            continue
+        labels = ["kernel"] + (["fused", "blas"] if f"{pre}vform" in prog.space else ["vendor"])
+        times = {}
+        for label in labels:
+            trial = {**params, **{pre + k: v for k, v in _OPTIONS[label][0].items()}}
+            times[label] = timed(trial)[0]
+        best = min(labels, key=lambda lb: times[lb])
+        params.update({pre + k: v for k, v in _OPTIONS[best][0].items()})
+        _, space, form = _OPTIONS[best]
+        ms = {f"{_OPTIONS[lb][1].value} ({_OPTIONS[lb][2]})": round(times[lb] * 1e3, 4)
+              for lb in labels}
+        others = ", ".join(f"{_OPTIONS[lb][2]} {times[lb] * 1e3:.3f} ms" for lb in labels
+                           if lb != best)
+        why = (f"measured on the nominal inputs: {form} {times[best] * 1e3:.3f} ms, "
+               f"fastest of {len(labels)} (vs {others})")
+        groups.append(GroupSpace(group=f"g{gi}", kind=grp.kind, space=space, form=form,
+                                 why=why, timings_ms=ms))
+    total, library = timed(params)
+    share = None if total <= 0 else max(0.0, min(1.0, 1.0 - library / total))
+    return params, groups, share
+
+
+def _fixed(gi: int, kind: str, prog: Any) -> GroupSpace:
+    if kind in ("gemm", "conv"):
+        why = ("the contract does not allow vendor_library" if prog.backend != "cuda"
+               else "no library form on this backend yet")
+    else:
+        why = f"a {kind} group has no library form: our fused kernel"
+    return GroupSpace(group=f"g{gi}", kind=kind, space=ImplementationSpace.CUSTOM_KERNEL,
+                      form="our kernel", why=why)
+
+
+def time_program(prog: Any, min_time_s: float = 0.05, rounds: int = 5) -> tuple[float, float]:
+    """Median seconds per forward of ``prog``'s candidate on the nominal inputs, and the part
+    of it spent in library calls; built and run in this process."""
+    from kernelwright.spec.inputs import init_inputs_for, nominal_inputs
+
+    task = prog.task.load_module()
+    mod = types.ModuleType("kw_lowered_timing")
+    exec(compile(prog.candidate.source, "kw_lowered_timing", "exec"), mod.__dict__)
+    torch.manual_seed(0)
+    model = mod.ModelNew(*init_inputs_for(task))
+    ref = task.Model(*init_inputs_for(task))
+    model.load_state_dict(ref.state_dict(), strict=False)
+    model.train(ref.training)
+    inputs = nominal_inputs(task, 0)
+    clock = [0.0]
+    with torch.no_grad():
+        model(*inputs)
+        for runner in model._runners.values():
+            _time_library_calls(runner, clock)
+        start = time.perf_counter()
+        model(*inputs)
+        once = max(time.perf_counter() - start, 1e-6)
+        reps = max(1, min(1000, int(min_time_s / once)))
+        totals, libs = [], []
+        for _ in range(rounds):
+            clock[0] = 0.0
+            start = time.perf_counter()
+            for _ in range(reps):
+                model(*inputs)
+            totals.append((time.perf_counter() - start) / reps)
+            libs.append(clock[0] / reps)
+    return statistics.median(totals), statistics.median(libs)
+
+
+def _time_library_calls(runner: Any, clock: list[float]) -> None:
+    """Wrap a prepared runner's library calls so their time adds to ``clock[0]``."""
+
+    def wrap(call):
+        def timed(ts):
+            start = time.perf_counter()
+            try:
+                return call(ts)
+            finally:
+                clock[0] += time.perf_counter() - start
+        return timed
+
+    calls = getattr(runner, "calls", None)
+    if calls is not None and hasattr(runner, "vendor"):
+        runner.calls = [(wrap(c), i) if v else (c, i)
+                        for (c, i), v in zip(calls, runner.vendor, strict=True)]
+    segments = getattr(runner, "segments", None)
+    if segments is not None:
+        runner.segments = [(wrap(s[0]), s[1]) if isinstance(s, tuple) else s for s in segments]

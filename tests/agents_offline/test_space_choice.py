@@ -1,0 +1,80 @@
+"""The planner chooses each fusion group's implementation space by measurement (stub timers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelwright.agents.lowered import SourceCache
+from kernelwright.agents.planner import LoweringPlanner
+from kernelwright.spec import ImplementationSpace, Task, derive_contract
+from kernelwright.tools.lower.choose import choose_spaces
+
+TASKS = Path(__file__).resolve().parents[2] / "examples" / "tasks"
+GEMM_GELU = TASKS / "l2_matmul_bias_gelu.py"
+
+
+def timer_favouring(winner: str):
+    """Seconds per forward by option: ``winner`` 1 ms, the others 3 ms; library 40%."""
+    seen = []
+
+    def timer(prog):
+        impl, form = prog.params.get("g0.impl"), prog.params.get("g0.vform")
+        label = "kernel" if impl == "kernel" else form
+        seen.append(label)
+        total = 1e-3 if label == winner else 3e-3
+        return total, (0.4 * total if impl == "vendor" else 0.0)
+
+    timer.seen = seen
+    return timer
+
+
+@pytest.mark.parametrize(("winner", "space", "form"), [
+    ("kernel", ImplementationSpace.CUSTOM_KERNEL, "our kernel"),
+    ("fused", ImplementationSpace.VENDOR_LIBRARY, "oneDNN call with bias/activation post-ops"),
+    ("blas", ImplementationSpace.VENDOR_LIBRARY, "library call + our epilogue kernel"),
+])
+def test_the_timer_decides_the_space_of_a_gemm_group(winner, space, form):
+    task = Task.from_path(GEMM_GELU)
+    contract = derive_contract(task)
+    cache = SourceCache()
+    timer = timer_favouring(winner)
+    plan = LoweringPlanner(cache=cache, timer=timer).plan(task, contract, "cpp")
+    assert set(timer.seen) == {"kernel", "fused", "blas"}  # every legal option was timed
+    (group,) = plan.groups
+    assert (group.group, group.kind, group.space, group.form) == ("g0", "gemm", space, form)
+    assert group.timings_ms[f"{space.value} ({form})"] == 1.0 and len(group.timings_ms) == 3
+    assert "fastest of 3" in group.why
+    assert plan.implementation_space == space
+    assert plan.own_kernel_share == pytest.approx(1.0 if winner == "kernel" else 0.6)
+    text = cache.get(task, contract, "cpp").program.describe()
+    assert "fastest of 3" in text and "MFLOP is past" not in text  # no stale heuristic note
+    params = cache.get(task, contract, "cpp").default_params()  # the coder starts from it
+    assert params["g0.impl"] == ("kernel" if winner == "kernel" else "vendor")
+    if winner != "kernel":
+        assert params["g0.vform"] == winner
+
+
+def test_custom_only_contract_measures_nothing():
+    task = Task.from_path(GEMM_GELU)
+    contract = derive_contract(task).narrowed([ImplementationSpace.CUSTOM_KERNEL])
+
+    def never(prog):
+        raise AssertionError("nothing to choose, nothing to time")
+
+    plan = LoweringPlanner(timer=never).plan(task, contract, "cpp")
+    assert [(g.space, g.timings_ms) for g in plan.groups] == [
+        (ImplementationSpace.CUSTOM_KERNEL, {})]
+    assert "vendor_library" in plan.groups[0].why and plan.own_kernel_share == 1.0
+
+
+def test_the_default_timer_measures_a_real_program():
+    from kernelwright.tools.lower import lower_task
+
+    prog = lower_task(Task.from_path(TASKS / "l1_matmul.py"), "cpp")
+    params, groups, share = choose_spaces(prog)
+    assert groups[0].timings_ms and all(v > 0 for v in groups[0].timings_ms.values())
+    assert share is not None and 0.0 <= share <= 1.0
+    if params["g0.impl"] == "vendor":  # a lone library call: little time in our code
+        assert share < 0.5
