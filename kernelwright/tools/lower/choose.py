@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from kernelwright.spec import GroupSpace, ImplementationSpace
+from kernelwright.tools.lower.backends import codegen_for
 
 Timer = Callable[[Any], tuple[float, float]]
 
@@ -78,7 +79,8 @@ def choose_spaces(prog: Any, timer: Timer | None = None
 
 def _fixed(gi: int, kind: str, prog: Any) -> GroupSpace:
     if kind in ("gemm", "conv"):
-        why = ("the contract does not allow vendor_library" if prog.backend != "cuda"
+        why = ("the contract does not allow vendor_library"
+               if codegen_for(prog.backend).vendor_library
                else "no library form on this backend yet")
     else:
         why = f"a {kind} group has no library form: our fused kernel"
