@@ -204,3 +204,90 @@ def _rounds_without_improvement(history: History) -> int:
             best_so_far = round_best
         start += size
     return stale
+
+
+class CritiqueReply(BaseModel):
+    """The critic's answer (a tool call named ``CritiqueReply``)."""
+
+    decision: Action = Field(description="what the team does next")
+    diagnosis: str = Field(description="what limits the candidate now, with evidence")
+    next_steps: list[str] = Field(default_factory=list, description="changes for the coder")
+    confidence: float = Field(0.5, ge=0.0, le=1.0)
+
+
+class LLMCritic:
+    """Decides the next step with the LLM; the offline critic's hard stops always win.
+
+    The LLM budget and the rule's hard stops (budget, time, roofline, no new candidates) come
+    first; then the LLM picks the action and says why; a dropped reply falls back to the rule.
+    """
+
+    def __init__(
+        self, client: LLMClient, fallback: Critic, sources: SourceLookup | None = None
+    ) -> None:
+        self.client = client
+        self.fallback = fallback
+        self.lookup = sources
+
+    def __repr__(self) -> str:
+        return f"LLMCritic({self.client!r}, fallback={self.fallback!r})"
+
+    def decide(self, plan: Plan, history: History, elapsed_s: float) -> Decision:
+        rule = self.fallback.decide(plan, history, elapsed_s)
+        if (why := self.client.over_budget()) is not None:
+            return rule.model_copy(update={"action": Action.STOP, "reason": why})
+        if rule.action == Action.STOP:
+            return rule
+        latest = history.profiles[-1] if history.profiles else None
+        cand = lookup_source(self.lookup, latest.candidate_id) if latest else None
+        user = render(
+            "critic.j2",
+            contract=None,  # the Critic protocol does not receive the contract
+            plan=plan_text(plan),
+            candidate_source=cand.source if cand else "(source not available)",
+            feedback=feedback_from_profile(latest) if latest else None,
+            history=[f"{p.candidate_id}: {profile_summary(p)}" for p in history.profiles[-12:]],
+            budget_left=history.budget - history.spent,
+            advice=advice_for(plan, 4),
+            tool_name=CritiqueReply.__name__,
+            decisions=[a.value for a in Action],
+        )
+        try:
+            messages = chat_messages("the critic", user)
+            reply = self.client.ask_structured(
+                "critic", messages, CritiqueReply, salvage=critique_from_prose
+            )
+        except LLMBudgetError as exc:
+            return rule.model_copy(update={"action": Action.STOP, "reason": str(exc)})
+        if reply is None:
+            return rule
+        steps = "; ".join(reply.next_steps[:3])
+        reason = " ".join(reply.diagnosis.split()) + (f" Next: {steps}" if steps else "")
+        return rule.model_copy(update={"action": reply.decision, "reason": reason})
+
+
+_ACTION_WORDS = {
+    action: re.compile(r"\b" + action.value.replace("_", r"[\s_-]+") + r"\b", re.IGNORECASE)
+    for action in Action
+}
+
+
+def critique_from_prose(text: str) -> CritiqueReply | None:
+    """Read a prose critic reply (no tool call, no JSON) when it names exactly one action.
+
+    A chatty model often answers "I'd vary the parameters ... Decision: vary_params"; the action
+    named (``vary_params``, ``vary params``, ``switch-strategy`` ...) becomes the decision and
+    the prose, whitespace collapsed and cut at 400 characters, the diagnosis. Replies naming no
+    action or several different ones are not guessed at.
+
+    Example:
+        >>> critique_from_prose("Tiles look too small. Decision: vary params.").decision.value
+        'vary_params'
+        >>> critique_from_prose("Either stop or search.") is None
+        True
+    """
+    named = {action for action, pattern in _ACTION_WORDS.items() if pattern.search(text)}
+    if len(named) != 1:
+        return None
+    diagnosis = " ".join(text.split())[:400] or "(no diagnosis given)"
+    return CritiqueReply(decision=named.pop(), diagnosis=diagnosis, confidence=0.3)
