@@ -51,7 +51,8 @@ class ChatState(RunState, total=False):
 def offered_kernel(state: ChatState) -> Profile | None:
     """The best correct kernel the user has not rejected."""
     rejected = set(state.get("rejected") or [])
-    return best_profile([p for p in state.get("profiles") or [] if p.candidate_id not in rejected])
+    profiles = [*(state.get("profiles") or []), *(state.get("confirmed") or [])]
+    return best_profile([p for p in profiles if p.candidate_id not in rejected])
 
 
 def build_chat_graph(
@@ -80,7 +81,9 @@ def build_chat_graph(
     graph.add_conditional_edges("coder", loop.fan_out, ["evaluate", "critic"])
     graph.add_conditional_edges("search", loop.fan_out, ["evaluate", "critic"])
     graph.add_edge("evaluate", "critic")
-    graph.add_conditional_edges("critic", nodes.route, ["coder", "search", "review_kernel"])
+    graph.add_node("confirm", loop.confirm)
+    graph.add_conditional_edges("critic", nodes.route, ["coder", "search", "confirm"])
+    graph.add_edge("confirm", "review_kernel")
     return graph.compile(checkpointer=checkpointer)
 
 
@@ -137,8 +140,7 @@ class ChatNodes:
         return update
 
     def route(self, state: ChatState) -> str:
-        target = self.loop.route(state)
-        return "review_kernel" if target == END else target
+        return self.loop.route(state)  # a stop goes through "confirm" to "review_kernel"
 
     def review_kernel(self, state: ChatState) -> Command:
         best = offered_kernel(state)

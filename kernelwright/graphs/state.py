@@ -24,6 +24,7 @@ class RunState(TypedDict, total=False):
     profiles: Annotated[list[Profile], operator.add]
     decisions: Annotated[list[Decision], operator.add]
     status: str  # "running" | "done"
+    confirmed: list[Profile]  # the top candidates re-measured before the best was named
 
 
 class EvalRequest(TypedDict):
@@ -44,6 +45,6 @@ def history_of(state: RunState) -> History:
         spent=len(profiles),
         profiles=profiles,
         round_sizes=list(state.get("round_sizes") or []),
-        best=best_profile(profiles),
+        best=best_profile([*profiles, *(state.get("confirmed") or [])]),
         last_decision=decisions[-1] if decisions else None,
     )
