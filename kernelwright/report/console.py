@@ -45,6 +45,18 @@ def print_eval(console: Console, summary: dict[str, Any]) -> None:
     console.print(table)
     console.print(Text("speedup over PyTorch eager: " + speedup_text(
         summary["speedup"], summary["speedup_low"], summary["speedup_high"])))
+    if summary.get("reference_ms") is not None:
+        from kernelwright.spec.figures import compile_sentence, medians_text
+
+        console.print(Text("medians: " + medians_text(summary["reference_ms"],
+                                                      summary["candidate_ms"])))
+        comp = compile_sentence(summary.get("compile_ms"), summary["candidate_ms"],
+                                summary.get("compile_recompiles"))
+        if comp:
+            console.print(Text(comp))
+        if summary.get("verdict") == "keep_pytorch":
+            console.print(Text(f"keep PyTorch ({summary['speedup']:.2f}x): this kernel is not "
+                               "faster than PyTorch eager", style="bold red"))
     if summary["flags"]:
         console.print(Text(f"flags: {', '.join(summary['flags'])}", style="yellow"))
     if summary["error"]:

@@ -100,6 +100,9 @@ class Evaluation(BaseModel):
     max_error: dict[str, float | None]
     flags: list[str]
     device: str | None
+    verdict: str = "no_correct_kernel"  # faster | keep_pytorch | no_correct_kernel
+    reference_ms: float | None = None  # the medians behind ``speedup``
+    candidate_ms: float | None = None
 
 
 class SampledInvocation(BaseModel):
