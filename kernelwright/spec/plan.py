@@ -132,16 +132,17 @@ class History(BaseModel):
     last_decision: Decision | None = None
 
 
-def best_profile(profiles: list[Profile]) -> Profile | None:
+def best_profile(profiles: list[Profile], prefer_remeasured: bool = True) -> Profile | None:
     """The correct profile whose own time is the fastest (ties: the earliest).
 
     A candidate counts as better only when its own median improves, not when the reference's
     moved between evaluations: when every correct profile kept its medians they are ranked by
     ``candidate_ms`` (the same task, the same inputs), else by ``speedup``. Re-measured
     profiles (the final, interleaved re-measurement of the top candidates) outrank first
-    figures: when any is re-measured, the best is chosen among those only."""
+    figures: when any is re-measured, the best is chosen among those only (unless
+    ``prefer_remeasured`` is false: a search still running compares all by their own times)."""
     correct = [p for p in profiles if p.correct and p.speedup is not None]
-    if any(p.remeasured for p in correct):
+    if prefer_remeasured and any(p.remeasured for p in correct):
         correct = [p for p in correct if p.remeasured]
     if not correct:
         return None
