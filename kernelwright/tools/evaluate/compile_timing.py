@@ -45,8 +45,10 @@ def add_compile(ev: CandidateEvaluation, timing: Timing, n: int) -> Timing:
         reply = session.reference.request(
             {"op": "compile", "seed": 0, "mode": mode, "key": key, "calls": WARMUP_CALLS},
             settings.compile_timeout_s, frozenset({"status"}))
-    except RunnerFailed as exc:
-        ev.notes["torch_compile"] = {"error": f"torch.compile did not finish: {exc}"}
+    except RunnerFailed as exc:  # its late answer would break the next request: the pool
+        session.reference.close()  # starts a fresh session for the next evaluation
+        ev.notes["torch_compile"] = {"error": f"torch.compile did not finish: {exc} (raise "
+                                              "KERNELWRIGHT_COMPILE_TIMEOUT_S)"}
         return timing
     if reply.get("type") == "error" or not reply.get("ok"):
         ev.notes["torch_compile"] = {"error": str(reply.get("error"))[:600]}

@@ -50,3 +50,15 @@ def test_an_unknown_mode_is_reported_not_raised(compile_pool, settings):
                                    settings=bad)
     assert result.correct and result.timing.compile_median_s is None
     assert "unknown torch.compile mode 'fastest'" in result.observations["torch_compile"]["error"]
+
+
+def test_a_compile_past_its_deadline_leaves_no_figure_and_a_fresh_session(settings):
+    late = settings.model_copy(update={"time_compile": True, "compile_timeout_s": 0.001})
+    with WorkerPool(settings) as pool:
+        result = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"), settings=late)
+        assert result.correct and result.timing.compile_median_s is None
+        assert "did not finish" in result.observations["torch_compile"]["error"]
+        assert pool.starts == 1
+        again = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"),
+                              settings=settings)
+        assert again.correct and pool.starts == 2  # the stale reference runner was replaced
