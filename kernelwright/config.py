@@ -129,6 +129,25 @@ class Settings(BaseSettings):
     warmup_calls: int = Field(2, ge=0)
     max_repeats: int = Field(1000, ge=3)
     suspicious_speedup: float = Field(10.0, gt=1, description="re-verify and flag above this")
+    # Honest figures: torch.compile side by side, and the final re-measurement of the best.
+    time_compile: bool = Field(
+        False,
+        description="also time torch.compile of the reference in every evaluation (the final "
+        "re-measurement always does when confirm_compile is on)",
+    )
+    compile_mode: str = Field(
+        "default", description="torch.compile mode: default | reduce-overhead | max-autotune"
+    )
+    compile_timeout_s: float = Field(
+        300.0, gt=0, description="torch.compile's first calls (compiling) in the reference runner"
+    )
+    confirm_top: int = Field(
+        3, ge=0, description="candidates re-measured before the best is named (0: none)"
+    )
+    confirm_time_factor: float = Field(
+        4.0, ge=1, description="the re-measurement measures min_time_s times this per side"
+    )
+    confirm_compile: bool = Field(True, description="time torch.compile in the re-measurement")
 
     # Worker sandbox.
     call_timeout_s: float = Field(60.0, gt=0, description="per worker call (build, verify, time)")

@@ -24,7 +24,7 @@ from kernelwright.agents.prompting import (
 )
 from kernelwright.errors import LLMBudgetError
 from kernelwright.prompts import render
-from kernelwright.spec.plan import Action, Decision, History, Plan, Profile
+from kernelwright.spec.plan import Action, Decision, History, Plan, Profile, ranking
 
 
 @runtime_checkable
@@ -188,14 +188,20 @@ def _idle_rounds(history: History) -> int:
 
 
 def _rounds_without_improvement(history: History) -> int:
-    best_so_far, stale, start = 0.0, 0, 0
+    """Rounds in a row, up to the latest, whose best did not beat the run's best so far, by
+    the candidates' own times where kept (see ``spec.plan.ranking``), not by a ratio that a
+    moving reference median can inflate."""
+    correct = [p for p in history.profiles if p.correct and p.speedup is not None]
+    key = ranking(correct) if correct else (lambda p: 0.0)
+    best_so_far, stale, start = None, 0, 0
     for size in history.round_sizes:
-        round_best = max(
-            (p.speedup or 0.0 for p in history.profiles[start : start + size] if p.correct),
-            default=0.0,
-        )
-        stale = 0 if round_best > best_so_far else stale + 1
-        best_so_far = max(best_so_far, round_best)
+        scores = [key(p) for p in history.profiles[start : start + size]
+                  if p.correct and p.speedup is not None]
+        round_best = max(scores, default=None)
+        improved = round_best is not None and (best_so_far is None or round_best > best_so_far)
+        stale = 0 if improved else stale + 1
+        if improved:
+            best_so_far = round_best
         start += size
     return stale
 

@@ -65,6 +65,10 @@ class RooflineProfiler:
             source=source_of(candidate.origin, plan),
             params=dict(candidate.params),
             stage="inner" if candidate.origin.startswith("tuner:") else "outer",
+            reference_ms=timing.reference_ms if timing else None,
+            candidate_ms=timing.candidate_ms if timing else None,
+            compile_ms=timing.compile_ms if timing else None,
+            compile_recompiles=timing.compile_recompiles if timing else None,
         )
 
     def __repr__(self) -> str:

@@ -15,6 +15,7 @@ import typer
 from kernelwright.cli._app import BackendOpt, StoreOpt, _fail, _settings, app
 from kernelwright.cli.runs import LlmKeyEnv, LlmModel, LlmUrl
 from kernelwright.errors import KernelwrightError
+from kernelwright.spec.figures import medians_text
 
 HELP = (
     "commands: /status /best /diff /stop /approve /reject REASON /quit\n"
@@ -221,7 +222,8 @@ class Conversation:
             say("no correct kernel yet")
             return
         summary, source = best
-        say(f"best {summary['candidate_id']}: {summary['speedup']:.2f}x")
+        say(f"best {summary['candidate_id']}: {summary['speedup']:.2f}x ("
+            f"{medians_text(summary.get('reference_ms'), summary.get('candidate_ms'))})")
         say(source)
 
     def _quit(self) -> bool:
@@ -247,10 +249,13 @@ class Conversation:
     def _done(self, pause) -> None:
         approved = pause.payload.get("approved")
         where = self.session.runs.best_path(self.session.run_id)
+        verdict = pause.payload.get("verdict_text")
         if approved:
             say(f"done: kernel {approved} approved, written to {where}")
         else:
             say("done: ended without an approved kernel")
+        if verdict:
+            say(verdict)
 
 
 def progress_lines(node: str, update: dict[str, Any]) -> list[str]:
@@ -261,6 +266,11 @@ def progress_lines(node: str, update: dict[str, Any]) -> list[str]:
         return [f"[{node}] {len(update.get('pending') or [])} new candidate(s)"]
     if node == "evaluate":
         return [_profile_line(p) for p in update.get("profiles") or []]
+    if node == "confirm":
+        return [f"[confirm] re-measured {p.candidate_id}: " + (
+            f"{p.speedup:.2f}x ({medians_text(p.reference_ms, p.candidate_ms)})"
+            if p.correct and p.speedup is not None else "not correct")
+            for p in update.get("confirmed") or []]
     if node == "critic" and update.get("decisions"):
         d = update["decisions"][-1]
         return [f"[critic] {d.action.value}: {d.reason}"]
@@ -270,7 +280,8 @@ def progress_lines(node: str, update: dict[str, Any]) -> list[str]:
 def _profile_line(p) -> str:
     if not p.correct:
         return f"[evaluate] {p.candidate_id}: not correct ({(p.error or '').splitlines()[:1]})"
-    return f"[evaluate] {p.candidate_id}: correct, {p.speedup:.2f}x"
+    ms = medians_text(p.reference_ms, p.candidate_ms)
+    return f"[evaluate] {p.candidate_id}: correct, {p.speedup:.2f}x" + (f" ({ms})" if ms else "")
 
 
 def review_lines(payload: dict[str, Any]) -> list[str]:
@@ -290,7 +301,10 @@ def review_lines(payload: dict[str, Any]) -> list[str]:
         return [f"NO CORRECT KERNEL {head}", "/reject REASON gives the coder more budget"]
     low, high = payload.get("speedup_low"), payload.get("speedup_high")
     spread = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
-    return [
+    lines = [
         f"FINAL KERNEL for review {head}:",
         f"  {payload['candidate_id']}: {payload['speedup']:.2f}x{spread} over the reference",
     ]
+    if payload.get("verdict_text"):
+        lines.append(f"  {payload['verdict_text']}")
+    return lines

@@ -20,7 +20,15 @@ from kernelwright.errors import KernelwrightError
 
 
 @app.command("eval")
-def eval_cmd(task: Path, candidate: Path, backend: BackendOpt = None, json_out: JsonOpt = False):
+def eval_cmd(
+    task: Path,
+    candidate: Path,
+    backend: BackendOpt = None,
+    json_out: JsonOpt = False,
+    compile_: bool = typer.Option(
+        False, "--compile", help="also time torch.compile of the reference (same inputs, clock)"
+    ),
+):
     """Verify a candidate module against a task and time it against PyTorch eager."""
     import kernelwright
     from kernelwright.report.console import print_eval
@@ -28,7 +36,9 @@ def eval_cmd(task: Path, candidate: Path, backend: BackendOpt = None, json_out: 
 
     try:
         result = kernelwright.evaluate(
-            kernelwright.load_task(task), Candidate.from_file(candidate, backend), _settings()
+            kernelwright.load_task(task),
+            Candidate.from_file(candidate, backend),
+            _settings(time_compile=True) if compile_ else _settings(),
         )
     except KernelwrightError as exc:
         _fail(exc)

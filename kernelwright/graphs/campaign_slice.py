@@ -146,7 +146,7 @@ class SliceRunner:
 
     def _outcome(self, run_id: str, values: dict[str, Any], target: int) -> SliceOutcome:
         profiles = list(values.get("profiles") or [])
-        best = best_profile(profiles)
+        best = best_profile([*profiles, *(values.get("confirmed") or [])])
         tokens, cost = run_usage(self.runs, run_id)
         return SliceOutcome(
             spent=len(profiles),

@@ -30,7 +30,9 @@ from kernelwright.graphs.chat_task import revision_source
 from kernelwright.graphs.optimize import OptimizeContext, OptimizeNodes
 from kernelwright.graphs.state import RunState
 from kernelwright.spec.contract import ImplementationSpace
+from kernelwright.spec.figures import compile_sentence, verdict_sentence
 from kernelwright.spec.plan import Action, Decision, Plan, Profile, best_profile
+from kernelwright.spec.result import verdict_for
 
 
 def _add(a: list, b: list) -> list:
@@ -46,12 +48,15 @@ class ChatState(RunState, total=False):
     rejected: Annotated[list[str], _add]  # candidate ids the user rejected
     rejected_plan: Plan | None
     approved: str | None  # the approved candidate id (None: ended without a kernel)
+    verdict: str | None  # kernelwright.spec.Verdict of the approved kernel
+    verdict_text: str | None  # the final message's verdict sentence, with the figures
 
 
 def offered_kernel(state: ChatState) -> Profile | None:
     """The best correct kernel the user has not rejected."""
     rejected = set(state.get("rejected") or [])
-    return best_profile([p for p in state.get("profiles") or [] if p.candidate_id not in rejected])
+    profiles = [*(state.get("profiles") or []), *(state.get("confirmed") or [])]
+    return best_profile([p for p in profiles if p.candidate_id not in rejected])
 
 
 def build_chat_graph(
@@ -80,7 +85,9 @@ def build_chat_graph(
     graph.add_conditional_edges("coder", loop.fan_out, ["evaluate", "critic"])
     graph.add_conditional_edges("search", loop.fan_out, ["evaluate", "critic"])
     graph.add_edge("evaluate", "critic")
-    graph.add_conditional_edges("critic", nodes.route, ["coder", "search", "review_kernel"])
+    graph.add_node("confirm", loop.confirm)
+    graph.add_conditional_edges("critic", nodes.route, ["coder", "search", "confirm"])
+    graph.add_edge("confirm", "review_kernel")
     return graph.compile(checkpointer=checkpointer)
 
 
@@ -137,8 +144,7 @@ class ChatNodes:
         return update
 
     def route(self, state: ChatState) -> str:
-        target = self.loop.route(state)
-        return "review_kernel" if target == END else target
+        return self.loop.route(state)  # a stop goes through "confirm" to "review_kernel"
 
     def review_kernel(self, state: ChatState) -> Command:
         best = offered_kernel(state)
@@ -165,7 +171,10 @@ class ChatNodes:
             best_speedup=best.speedup if best else None,
             evaluations=len(state.get("profiles") or []),
         )
-        return {"status": "done", "approved": best.candidate_id if best else None}
+        verdict, sentence = verdict_of(best)
+        store.update_meta(run_id, verdict=verdict)
+        return {"status": "done", "approved": best.candidate_id if best else None,
+                "verdict": verdict, "verdict_text": sentence}
 
     # -- rejections -------------------------------------------------------------------------
     def _amend(self, state: ChatState, stage: str, reason: str) -> tuple[dict, int | None]:
@@ -239,6 +248,18 @@ def _rotated(plan: Plan) -> Plan:
     )
 
 
+def verdict_of(best: Profile | None) -> tuple[str, str]:
+    """The verdict of offering ``best`` and its sentence (with the medians and torch.compile)."""
+    verdict = verdict_for(best is not None, best.speedup if best else None).value
+    if best is None:
+        return verdict, verdict_sentence(verdict, None)
+    text = verdict_sentence(verdict, best.speedup, ref_ms=best.reference_ms,
+                            cand_ms=best.candidate_ms, low=best.speedup_low,
+                            high=best.speedup_high)
+    comp = compile_sentence(best.compile_ms, best.candidate_ms, best.compile_recompiles)
+    return verdict, f"{text}; {comp}" if comp else text
+
+
 def _kernel_payload(state: ChatState, best: Profile | None, spent: int) -> dict[str, Any]:
     base = {"run_id": state["run_id"], "evaluations": spent, "budget": state["budget"]}
     decisions = state.get("decisions") or []
@@ -254,4 +275,10 @@ def _kernel_payload(state: ChatState, best: Profile | None, spent: int) -> dict[
         "speedup_high": best.speedup_high,
         "roofline_fraction": best.roofline.fraction if best.roofline else None,
         "origin": best.origin or None,
+        "reference_ms": best.reference_ms,
+        "candidate_ms": best.candidate_ms,
+        "compile_ms": best.compile_ms,
+        "remeasured": best.remeasured,
+        "verdict": verdict_of(best)[0],
+        "verdict_text": verdict_of(best)[1],
     }

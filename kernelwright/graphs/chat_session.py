@@ -26,6 +26,7 @@ from kernelwright.graphs.chat_task import revision_source, task_spaces
 from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
+from kernelwright.spec.figures import medians_text
 from kernelwright.spec.plan import best_profile
 
 Emit = Callable[[str, dict[str, Any]], None]  # (node name, state update)
@@ -177,7 +178,9 @@ class ChatSession:
         if snapshot.interrupts:
             return Pause("review", dict(snapshot.interrupts[0].value))
         if not snapshot.next and not snapshot.tasks:
-            return Pause("done", {"approved": snapshot.values.get("approved")})
+            return Pause("done", {"approved": snapshot.values.get("approved"),
+                                  "verdict": snapshot.values.get("verdict"),
+                                  "verdict_text": snapshot.values.get("verdict_text")})
         return Pause("paused")
 
     def _snapshot(self):
@@ -199,13 +202,15 @@ class ChatSession:
         """Plain lines: position, evaluations, best, last decision (``running``: a worker runs)."""
         values = self.values()
         profiles = values.get("profiles") or []
-        best = best_profile(profiles)
+        best = best_profile([*profiles, *(values.get("confirmed") or [])])
         decisions = values.get("decisions") or []
         lines = [
             f"thread {self.run_id}: {'working' if running else self.where().kind}",
             f"evaluations {len(profiles)}/{values.get('budget', self.meta['budget'])}, "
             f"correct {sum(p.correct for p in profiles)}",
-            f"best {best.speedup:.2f}x ({best.candidate_id})" if best else "best: none correct",
+            f"best {best.speedup:.2f}x ({best.candidate_id}; "
+            f"{medians_text(best.reference_ms, best.candidate_ms) or 'no medians kept'})"
+            if best else "best: none correct",
         ]
         if decisions:
             lines.append(f"last decision: {decisions[-1].action.value}: {decisions[-1].reason}")

@@ -2,7 +2,9 @@
 
     planner -> coder -> evaluate (one branch per candidate, via Send) -> critic
                  ^                                                        |
-                 +------------- vary / switch strategy / search <---------+ -> END on stop
+                 +------------- vary / switch strategy / search <---------+
+                                                                          | stop
+                                        confirm (re-measure the top 3) <--+ -> END
 
 Every node is idempotent: the planner keeps an existing plan, each evaluation branch first looks
 for its result in the run store (keyed by candidate hash), so a resume after a crash never
@@ -23,10 +25,11 @@ from langgraph.types import Send
 
 from kernelwright.agents import Coder, Critic, Planner, Profiler
 from kernelwright.config import Settings
+from kernelwright.graphs.confirm import confirm
 from kernelwright.graphs.state import EvalRequest, RunState, history_of
 from kernelwright.graphs.store import RunStore
 from kernelwright.spec import Candidate, Contract, Task, derive_contract
-from kernelwright.spec.plan import Action, Profile
+from kernelwright.spec.plan import Action, Profile, best_profile
 from kernelwright.spec.result import EvalResult
 
 log = logging.getLogger(__name__)
@@ -53,6 +56,9 @@ class OptimizeContext:
     # The harness's contract of a task (derived by its reference runner); without one the
     # contract is derived here. Either way the planner and the harness judge by the same one.
     contract_of: Callable[[Task], Contract] | None = None
+    # Re-measures a candidate with more repeats (and torch.compile) in the same warm session
+    # before the best is named (graphs/confirm.py); None: first figures stand.
+    remeasure: Evaluator | None = None
     _tasks: dict[str, tuple[Task, Contract]] = field(default_factory=dict)
 
     def task(self, path: str) -> tuple[Task, Contract]:
@@ -73,12 +79,14 @@ def build_optimize_graph(context: OptimizeContext, checkpointer=None) -> Compile
     graph.add_node("search", nodes.search)
     graph.add_node("evaluate", nodes.evaluate)
     graph.add_node("critic", nodes.critic)
+    graph.add_node("confirm", nodes.confirm)
     graph.add_edge(START, "planner")
     graph.add_edge("planner", "coder")
     graph.add_conditional_edges("coder", nodes.fan_out, ["evaluate", "critic"])
     graph.add_conditional_edges("search", nodes.fan_out, ["evaluate", "critic"])
     graph.add_edge("evaluate", "critic")
-    graph.add_conditional_edges("critic", nodes.route, ["coder", "search", END])
+    graph.add_conditional_edges("critic", nodes.route, ["coder", "search", "confirm"])
+    graph.add_edge("confirm", END)
     return graph.compile(checkpointer=checkpointer)
 
 
@@ -173,6 +181,21 @@ class OptimizeNodes:
         update = {"decisions": [decision], "round_sizes": [size], "pending": []}
         return {**update, "status": "done"} if done else update
 
+    def confirm(self, state: RunState) -> dict:
+        """Re-measure the top candidates before the best is named (graphs/confirm.py)."""
+        n = self.ctx.settings.confirm_top
+        if self.ctx.remeasure is None or n <= 0:
+            return {"confirmed": []}
+        task, _ = self.ctx.task(state["task_path"])
+        run_id, store = state["run_id"], self.ctx.store
+        confirmed = confirm(task, state["plan"], list(state.get("profiles") or []), n,
+                            lambda cid: store.load_candidate(run_id, cid), self.ctx.remeasure,
+                            self.ctx.profiler.profile)
+        best = best_profile([*(state.get("profiles") or []), *confirmed])
+        store.update_meta(run_id, best_speedup=best.speedup if best else None)
+        self._persist()
+        return {"confirmed": confirmed}
+
     def _persist(self) -> None:
         if self.ctx.persist is not None:
             self.ctx.persist()
@@ -180,7 +203,7 @@ class OptimizeNodes:
     def route(self, state: RunState) -> str:
         action = state["decisions"][-1].action
         if action == Action.STOP:
-            return END
+            return "confirm"
         if action == Action.SEARCH and self.ctx.search is not None:
             return "search"
         return "coder"

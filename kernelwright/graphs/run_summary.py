@@ -37,7 +37,7 @@ from kernelwright.graphs.summary_models import (
     VariantEvidence,
 )
 from kernelwright.spec.plan import Profile
-from kernelwright.spec.result import Level
+from kernelwright.spec.result import Level, verdict_for
 
 __all__ = [
     "AgentUsage",
@@ -106,6 +106,7 @@ def summarize_run(
     for c in candidates:
         c.finished_at = (finished or {}).get(c.candidate_id)
     archive = _archive(store, run_id, candidates)
+    _apply_remeasurement(candidates, list(state.get("confirmed") or []))
     best = _best(candidates)
     return RunSummary(
         run_id=run_id,
@@ -129,7 +130,25 @@ def summarize_run(
         archive=archive,
         usage=_usage(store, run_id),
         decisions=[f"{d.action.value}: {d.reason}" for d in state.get("decisions") or []],
+        verdict=verdict_for(best is not None, best.speedup if best else None).value,
     )
+
+
+def _apply_remeasurement(candidates: list[CandidateRecord], confirmed: list[Profile]) -> None:
+    """Give the re-measured candidates their final figures (graphs/confirm.py): the first
+    figures stay in the run store's results; a candidate that failed its re-measurement is
+    no longer correct."""
+    by_id = {c.candidate_id: c for c in candidates}
+    for p in confirmed:
+        c = by_id.get(p.candidate_id)
+        if c is None:
+            continue
+        c.remeasured = True
+        c.correct = c.correct and p.correct
+        if p.correct:
+            c.speedup, c.speedup_low, c.speedup_high = p.speedup, p.speedup_low, p.speedup_high
+            c.reference_ms, c.candidate_ms, c.compile_ms = (p.reference_ms, p.candidate_ms,
+                                                            p.compile_ms)
 
 
 def _unique(profiles: list[Profile]) -> list[Profile]:
@@ -140,9 +159,17 @@ def _unique(profiles: list[Profile]) -> list[Profile]:
 
 
 def _best(candidates: list[CandidateRecord]) -> CandidateRecord | None:
-    """The correct candidate with the highest speedup (ties: the earliest)."""
+    """The correct candidate with the fastest own median, as ``spec.plan.best_profile`` ranks
+    (re-measured ones first; by ``candidate_ms`` when all kept it, else by speedup; ties: the
+    earliest)."""
     correct = [c for c in candidates if c.correct and c.speedup is not None]
-    return max(correct, key=lambda c: (c.speedup, -c.order)) if correct else None
+    if any(c.remeasured for c in correct):
+        correct = [c for c in correct if c.remeasured]
+    if not correct:
+        return None
+    if all(c.candidate_ms for c in correct):
+        return max(correct, key=lambda c: (-(c.candidate_ms or 0.0), -c.order))
+    return max(correct, key=lambda c: (c.speedup, -c.order))
 
 
 def _record(store: RunStore, run_id: str, p: Profile, order: int) -> CandidateRecord:
@@ -171,6 +198,9 @@ def _record(store: RunStore, run_id: str, p: Profile, order: int) -> CandidateRe
         roofline_fraction=roof.fraction if roof else None,
         achieved_gflops=roof.achieved_gflops if roof else None,
         achieved_gbps=roof.achieved_gbps if roof else None,
+        reference_ms=p.reference_ms,
+        candidate_ms=p.candidate_ms,
+        compile_ms=p.compile_ms,
     )
 
 

@@ -17,7 +17,7 @@ from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer, o
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
 from kernelwright.spec.plan import Profile, best_profile
-from kernelwright.spec.result import Level
+from kernelwright.spec.result import Level, verdict_for
 
 Observer = Callable[[str, dict[str, Any]], None]  # (node name, state update)
 
@@ -38,6 +38,16 @@ class RunReport(BaseModel):
     best_candidate: str | None
     store: str
     reason: str | None = None  # why the run stopped (and, when correct is false, why no kernel)
+    # What the user should do: "faster" (use the kernel), "keep_pytorch" (the best correct
+    # kernel is not faster than eager: the reference itself stays the answer),
+    # "no_correct_kernel" (kernelwright.spec.Verdict).
+    verdict: str = "no_correct_kernel"
+    reference_ms: float | None = None  # the medians behind best_speedup
+    candidate_ms: float | None = None
+    compile_ms: float | None = None  # torch.compile of the reference, same inputs and clock
+    speedup_vs_compile: float | None = None  # compile_ms / candidate_ms (> 1: kernel faster)
+    compile_recompiles: int | None = None
+    remeasured: bool = False  # the best's figures come from the final re-measurement
 
 
 def store_root(settings: Settings, store: str | Path | None) -> Path:
@@ -154,7 +164,7 @@ def finish_report(
     profiles: list[Profile] = list(values.get("profiles") or [])
     if runs.archive_path(run_id).exists():
         R3Search(runs, run_id, settings).archive(profiles)
-    best = best_profile(profiles)
+    best = best_profile([*profiles, *(values.get("confirmed") or [])])
     reason = stop_reason(values, profiles, best)
     kernel_path = None
     if best is not None:
@@ -181,7 +191,26 @@ def finish_report(
         best_candidate=best.candidate_id if best else None,
         store=str(runs.root),
         reason=reason,
+        **best_figures(best),
     )
+
+
+def best_figures(best: Profile | None) -> dict[str, Any]:
+    """The verdict and the medians behind a run's best (the fields every surface shows)."""
+    verdict = verdict_for(best is not None, best.speedup if best else None)
+    if best is None:
+        return {"verdict": verdict.value}
+    vs_compile = (best.compile_ms / best.candidate_ms
+                  if best.compile_ms and best.candidate_ms else None)
+    return {
+        "verdict": verdict.value,
+        "reference_ms": best.reference_ms,
+        "candidate_ms": best.candidate_ms,
+        "compile_ms": best.compile_ms,
+        "speedup_vs_compile": vs_compile,
+        "compile_recompiles": best.compile_recompiles,
+        "remeasured": best.remeasured,
+    }
 
 
 def stop_reason(values: dict[str, Any], profiles: list[Profile], best: Profile | None) -> str:

@@ -24,6 +24,7 @@ class RunState(TypedDict, total=False):
     profiles: Annotated[list[Profile], operator.add]
     decisions: Annotated[list[Decision], operator.add]
     status: str  # "running" | "done"
+    confirmed: list[Profile]  # the top candidates re-measured before the best was named
 
 
 class EvalRequest(TypedDict):
@@ -44,6 +45,15 @@ def history_of(state: RunState) -> History:
         spent=len(profiles),
         profiles=profiles,
         round_sizes=list(state.get("round_sizes") or []),
-        best=best_profile(profiles),
+        best=best_profile(_with_remeasured(profiles, state.get("confirmed") or []),
+                          prefer_remeasured=False),
         last_decision=decisions[-1] if decisions else None,
     )
+
+
+def _with_remeasured(profiles: list[Profile], confirmed: list[Profile]) -> list[Profile]:
+    """``profiles`` with the re-measured figures in place of the first ones (a search resumed
+    after a re-measurement, by a campaign's next slice or a chat rejection, compares its new
+    candidates with the re-measured ones by their own times)."""
+    again = {p.candidate_id: p for p in confirmed}
+    return [again.get(p.candidate_id, p) for p in profiles]

@@ -40,6 +40,7 @@ class CandidateRecord(BaseModel):
     reference_ms: float | None = None  # medians of the timing that gave ``speedup``
     candidate_ms: float | None = None
     compile_ms: float | None = None  # torch.compile, same inputs and clock (None: not timed)
+    remeasured: bool = False  # figures from the final re-measurement (graphs/confirm.py)
 
 
 class VariantEvidence(BaseModel):

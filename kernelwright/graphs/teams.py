@@ -59,11 +59,24 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
             critic=critic,
             evaluate=lambda task, cand: evaluate(task, cand, settings=settings, pool=pool),
             contract_of=pool.contract,
+            remeasure=lambda task, cand: evaluate(
+                task, cand, settings=confirm_settings(settings), pool=pool
+            ),
             batch_size=settings.max_concurrent_evals * 2,
             persist=persist,
             search=search.inner if search is not None else None,
             choose_parent=search.parent if search is not None else None,
         )
+
+
+def confirm_settings(settings: Settings) -> Settings:
+    """The final re-measurement's settings: longer timing, torch.compile beside it."""
+    return settings.model_copy(
+        update={
+            "min_time_s": settings.min_time_s * settings.confirm_time_factor,
+            "time_compile": settings.time_compile or settings.confirm_compile,
+        }
+    )
 
 
 def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic):

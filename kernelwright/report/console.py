@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kernelwright.spec.result import verdict_for
+
 
 def speedup_text(speedup: float | None, low: float | None, high: float | None) -> str:
     if speedup is None:
@@ -43,6 +45,18 @@ def print_eval(console: Console, summary: dict[str, Any]) -> None:
     console.print(table)
     console.print(Text("speedup over PyTorch eager: " + speedup_text(
         summary["speedup"], summary["speedup_low"], summary["speedup_high"])))
+    if summary.get("reference_ms") is not None:
+        from kernelwright.spec.figures import compile_sentence, medians_text
+
+        console.print(Text("medians: " + medians_text(summary["reference_ms"],
+                                                      summary["candidate_ms"])))
+        comp = compile_sentence(summary.get("compile_ms"), summary["candidate_ms"],
+                                summary.get("compile_recompiles"))
+        if comp:
+            console.print(Text(comp))
+        if summary.get("verdict") == "keep_pytorch":
+            console.print(Text(f"keep PyTorch ({summary['speedup']:.2f}x): this kernel is not "
+                               "faster than PyTorch eager", style="bold red"))
     if summary["flags"]:
         console.print(Text(f"flags: {', '.join(summary['flags'])}", style="yellow"))
     if summary["error"]:
@@ -111,6 +125,26 @@ def runs_table(metas: list[dict[str, Any]]) -> Table:
     return table
 
 
+def print_verdict(console: Console, r: Any) -> None:
+    """The verdict line (red when the user should keep PyTorch), the medians in ms, and
+    torch.compile beside them when it was timed."""
+    from kernelwright.spec.figures import compile_sentence, verdict_sentence
+
+    verdict = getattr(r, "verdict", None) or verdict_for(r.correct, r.best_speedup).value
+    line = verdict_sentence(verdict, r.best_speedup, ref_ms=getattr(r, "reference_ms", None),
+                            cand_ms=getattr(r, "candidate_ms", None), low=r.speedup_low,
+                            high=r.speedup_high)
+    style = "bold green" if verdict == "faster" else "bold red"
+    console.print(Text(line, style=style), soft_wrap=True)
+    if getattr(r, "remeasured", False):
+        console.print("figures: the top candidates re-measured, interleaved with the reference, "
+                      "against one reference median")
+    comp = compile_sentence(getattr(r, "compile_ms", None), getattr(r, "candidate_ms", None),
+                            getattr(r, "compile_recompiles", None))
+    if comp:
+        console.print(comp)
+
+
 def print_report(console: Console, report: Any) -> None:
     r = report
     console.rule(f"run {r.run_id}")
@@ -122,15 +156,14 @@ def print_report(console: Console, report: Any) -> None:
             soft_wrap=True,
         )
         return
-    console.print(
-        f"best speedup over PyTorch eager: [bold green]"
-        f"{speedup_text(r.best_speedup, r.speedup_low, r.speedup_high)}[/bold green]"
-    )
+    print_verdict(console, r)
     console.print(
         f"correctness: verified on every shape variant x seeds, candidate {r.best_candidate}"
     )
     if r.roofline_fraction is not None:
         console.print(f"roofline: {r.roofline_fraction:.1%} of this machine's bound")
-    console.print(f"evaluations: {r.evaluations}; best candidate module: {r.kernel_path}")
+    what = ("best candidate module" if getattr(r, "verdict", "faster") == "faster" else
+            "fastest correct kernel (not recommended: slower than eager)")
+    console.print(f"evaluations: {r.evaluations}; {what}: {r.kernel_path}")
     if reason:
         console.print(Text(f"stopped: {reason}"), soft_wrap=True)

@@ -48,5 +48,7 @@ class RunProgress:
             step = f"critic: {decision.action.value} ({decision.reason})"
         if "plan" in update and update["plan"] is not None:
             step = f"plan: {update['plan'].strategy}"
+        if node == "confirm":
+            step = f"re-measured the top {len(update.get('confirmed') or [])} candidates"
         best = f"{self.best:.2f}x" if self.best else "-"
         self.progress.update(self.task_id, completed=self.done, best=best, step=step[:90])

@@ -10,9 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelwright.config import Settings
-from kernelwright.graphs.runner import run_state, store_root
+from kernelwright.graphs.runner import RunReport, best_figures, run_state, store_root
 from kernelwright.graphs.store import RunStore
-from kernelwright.report.console import speedup_text
+from kernelwright.report.console import print_verdict, speedup_text
 from kernelwright.spec.plan import best_profile
 
 
@@ -32,15 +32,20 @@ def print_run(
         )
         if plan.spaces_line():
             console.print(Text("  " + plan.spaces_line()))
-    table = Table("#", "candidate", "origin", "verdict", "speedup [IQR]", "roofline", "flags")
-    for i, p in enumerate(profiles, 1):
+    confirmed = list(state.get("confirmed") or [])
+    table = Table("#", "candidate", "origin", "verdict", "speedup [IQR]", "eager / kernel ms",
+                  "roofline", "flags")
+    rows = [(str(i), p) for i, p in enumerate(profiles, 1)]
+    rows += [("re", p) for p in confirmed]
+    for i, p in rows:
         frac = p.roofline.fraction if p.roofline else None
         table.add_row(
-            str(i),
+            i,
             p.candidate_id,
             p.origin or "-",
             "correct" if p.correct else f"level {p.level}",
             speedup_text(p.speedup, p.speedup_low, p.speedup_high),
+            _ms_pair(p),
             f"{frac:.1%}" if frac else "-",
             ", ".join(p.flags),
         )
@@ -48,9 +53,19 @@ def print_run(
     console.print("decisions:")
     for i, d in enumerate(state.get("decisions") or [], 1):
         console.print(f"  {i}. {d.action.value}: {d.reason}")
-    best = best_profile(profiles)
+    if confirmed:
+        console.print("rows 're': the top candidates re-measured before the best was named, "
+                      "against one reference median")
+    best = best_profile([*profiles, *confirmed])
+    print_verdict(console, RunReport(run_id=run_id, task=str(meta["task"]), status="-",
+                                     correct=best is not None,
+                                     best_speedup=best.speedup if best else None,
+                                     speedup_low=best.speedup_low if best else None,
+                                     speedup_high=best.speedup_high if best else None,
+                                     evaluations=len(profiles), roofline_fraction=None,
+                                     kernel_path=None, best_candidate=None, store="",
+                                     **best_figures(best)))
     if best is None:
-        console.print("[red]no correct candidate[/red]")
         return
     console.print(
         f"best: {best.candidate_id} "
@@ -63,6 +78,12 @@ def print_run(
     _print_prompt_lineage(console, runs, run_id, best.candidate_id)
     if archive:
         _print_archive(console, runs, run_id)
+
+
+def _ms_pair(p) -> str:
+    if p.reference_ms is None or p.candidate_ms is None:
+        return "-"
+    return f"{p.reference_ms:.3f} / {p.candidate_ms:.3f}"
 
 
 def _print_usage(console: Console, runs: RunStore, run_id: str) -> None:

@@ -76,6 +76,14 @@ class BestKernel(BaseModel):
     max_abs_error: float | None
     device: str | None
     source: str
+    # "faster": use this kernel; "keep_pytorch": it is the fastest correct kernel found but
+    # not faster than PyTorch eager, so the caller should keep the PyTorch reference.
+    verdict: str
+    verdict_text: str  # the verdict with the medians, e.g. "keep PyTorch (0.38x): ..."
+    reference_ms: float | None = None
+    candidate_ms: float | None = None
+    compile_ms: float | None = None  # torch.compile of the reference (None: not timed)
+    remeasured: bool = False
 
 
 class Evaluation(BaseModel):
@@ -92,6 +100,9 @@ class Evaluation(BaseModel):
     max_error: dict[str, float | None]
     flags: list[str]
     device: str | None
+    verdict: str = "no_correct_kernel"  # faster | keep_pytorch | no_correct_kernel
+    reference_ms: float | None = None  # the medians behind ``speedup``
+    candidate_ms: float | None = None
 
 
 class SampledInvocation(BaseModel):
@@ -117,6 +128,16 @@ class WorkloadSample(BaseModel):
     projected_cycles: float
     top_kernels: list[KernelShare]
     note: str
+
+
+def _verdict_text(run) -> str:
+    from kernelwright.spec.figures import compile_sentence, verdict_sentence
+
+    b = run.best
+    text = verdict_sentence(run.verdict or "keep_pytorch", b.speedup, ref_ms=b.reference_ms,
+                            cand_ms=b.candidate_ms, low=b.speedup_low, high=b.speedup_high)
+    comp = compile_sentence(b.compile_ms, b.candidate_ms)
+    return f"{text}; {comp}" if comp else text
 
 
 @contextlib.contextmanager
@@ -188,7 +209,10 @@ class KernelwrightTools:
             variants_checked=len(ev.variants) if ev else 0,
             seeds_checked=ev.seeds_total if ev else 0,
             max_abs_error=ev.max_abs_error if ev else None, device=ev.device if ev else None,
-            source=run.best_source.source,
+            source=run.best_source.source, verdict=run.verdict or "keep_pytorch",
+            verdict_text=_verdict_text(run), reference_ms=run.best.reference_ms,
+            candidate_ms=run.best.candidate_ms, compile_ms=run.best.compile_ms,
+            remeasured=run.best.remeasured,
         )  # fmt: skip
 
     def evaluate(self, task_path: str, candidate_path: str, backend: str | None) -> Evaluation:
@@ -268,7 +292,8 @@ def _register(server: MCPServer, tools: KernelwrightTools) -> None:
 
     @server.tool()
     def best_kernel(run_id: RunIdArg) -> BestKernel:
-        """The fastest correct kernel of a run, with its evidence and source."""
+        """A run's best correct kernel, with its evidence, source and verdict: "faster" (use
+        it) or "keep_pytorch" (it is not faster than PyTorch eager: keep the reference)."""
         with tool_errors():
             return tools.best(run_id)
 

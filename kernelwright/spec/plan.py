@@ -5,6 +5,7 @@ Small frozen pydantic models; the graph keeps them in its checkpointed state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -98,6 +99,12 @@ class Profile(BaseModel):
     source: str | None = None  # the plan source it is a schedule point of ("lowered")
     params: dict[str, Any] = Field(default_factory=dict)
     stage: str = "outer"  # R^3 level that proposed it: "outer" (sources) or "inner" (tuner)
+    # The medians behind ``speedup`` (None in profiles saved before they were kept).
+    reference_ms: float | None = None
+    candidate_ms: float | None = None
+    compile_ms: float | None = None  # torch.compile of the reference, same inputs and clock
+    compile_recompiles: int | None = None
+    remeasured: bool = False  # figures from the final re-measurement of the top candidates
 
     @model_validator(mode="before")
     @classmethod
@@ -152,10 +159,28 @@ class History(BaseModel):
     last_decision: Decision | None = None
 
 
-def best_profile(profiles: list[Profile]) -> Profile | None:
-    """The correct profile with the highest speedup (ties: the earliest)."""
+def best_profile(profiles: list[Profile], prefer_remeasured: bool = True) -> Profile | None:
+    """The correct profile whose own time is the fastest (ties: the earliest).
+
+    A candidate counts as better only when its own median improves, not when the reference's
+    moved between evaluations: when every correct profile kept its medians they are ranked by
+    ``candidate_ms`` (the same task, the same inputs), else by ``speedup``. Re-measured
+    profiles (the final, interleaved re-measurement of the top candidates) outrank first
+    figures: when any is re-measured, the best is chosen among those only (unless
+    ``prefer_remeasured`` is false: a search still running compares all by their own times)."""
     correct = [p for p in profiles if p.correct and p.speedup is not None]
-    return max(correct, key=lambda p: p.speedup or 0.0) if correct else None
+    if prefer_remeasured and any(p.remeasured for p in correct):
+        correct = [p for p in correct if p.remeasured]
+    if not correct:
+        return None
+    return max(correct, key=ranking(correct))
+
+
+def ranking(profiles: list[Profile]) -> Callable[[Profile], float]:
+    """The key that orders correct ``profiles`` from slow to fast (see :func:`best_profile`)."""
+    if all(p.candidate_ms for p in profiles):
+        return lambda p: -(p.candidate_ms or 0.0)
+    return lambda p: p.speedup or 0.0
 
 
 def stats_as_dict(stats: dict[str, KernelStats]) -> dict[str, dict[str, int | None]]:

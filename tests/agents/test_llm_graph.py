@@ -38,7 +38,7 @@ class RulePlan:
 
 def evaluate(task, candidate):
     speed = 2.0 if "BLOCK 256" in candidate.source else 1.2
-    timing = Timing(reference_median_s=1e-3 * speed, reference_iqr_s=1e-5, candidate_median_s=1e-3,
+    timing = Timing(reference_median_s=1e-3, reference_iqr_s=1e-5, candidate_median_s=1e-3 / speed,
                     candidate_iqr_s=1e-5, repeats=10, speedup=speed, speedup_low=speed,
                     speedup_high=speed)
     return EvalResult(task_name=task.name, candidate_id=candidate.id, backend=candidate.backend,

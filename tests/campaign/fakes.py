@@ -46,8 +46,9 @@ class Evaluator:
             raise KeyboardInterrupt("simulated kill")
         self.calls.append((task.name, candidate.id))
         speed = self.curves[task.name](candidate.params["block"])
-        timing = Timing(reference_median_s=1e-3 * speed, reference_iqr_s=1e-5,
-                        candidate_median_s=1e-3, candidate_iqr_s=1e-5, repeats=10, speedup=speed,
+        timing = Timing(reference_median_s=1e-3, reference_iqr_s=1e-5,
+                        candidate_median_s=1e-3 / speed, candidate_iqr_s=1e-5, repeats=10,
+                        speedup=speed,
                         speedup_low=speed * 0.9, speedup_high=speed * 1.1)  # fmt: skip
         return EvalResult(task_name=task.name, candidate_id=candidate.id, backend="torch",
                           level=Level.CORRECT, timing=timing)  # fmt: skip

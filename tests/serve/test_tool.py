@@ -43,7 +43,7 @@ class _Coder:
 
 def _evaluate(task, candidate):
     speed = 1.0 + candidate.params["i"]
-    timing = Timing(reference_median_s=speed, reference_iqr_s=0.0, candidate_median_s=1.0,
+    timing = Timing(reference_median_s=1.0, reference_iqr_s=0.0, candidate_median_s=1.0 / speed,
                     candidate_iqr_s=0.0, repeats=3, speedup=speed, speedup_low=speed,
                     speedup_high=speed)  # fmt: skip
     return EvalResult(task_name=task.name, candidate_id=candidate.id, backend="torch",

@@ -19,6 +19,7 @@ from kernelwright.spec import Candidate
 from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timing, VariantCheck
 from kernelwright.tools.cpuinfo import cpu_model
 from kernelwright.tools.evaluate import verify as vf
+from kernelwright.tools.evaluate.compile_timing import add_compile
 from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.orchestrator import CandidateRunner, RunnerFailed
 from kernelwright.tools.evaluate.session import RECHECK_SEED, Arenas, TaskSession
@@ -41,6 +42,7 @@ class CandidateEvaluation:
         self.builds: list[dict[str, Any]] = []
         self.observer_paths: dict[str, Observer] = {}
         self.last_reply: dict[str, Any] = {}
+        self.notes: dict[str, Any] = {}  # the harness's own observations (torch.compile's)
 
     def run(self) -> EvalResult:
         marks = time.monotonic()
@@ -80,6 +82,10 @@ class CandidateEvaluation:
         outcome = time_candidate(self, self.observers)
         self.phases["time"] = time.monotonic() - t0
         self._judge_timing(outcome)
+        if self.settings.time_compile and self.timing is not None and self.verdict.ok:
+            t0 = time.monotonic()
+            self.timing = add_compile(self, self.timing, outcome.batch)
+            self.phases["compile"] = time.monotonic() - t0
 
     def _spawn_request(self) -> dict[str, Any]:
         s = self.settings
@@ -228,7 +234,8 @@ class CandidateEvaluation:
             backend=self.candidate.backend, level=v.level, error=v.error,
             variants=v.variants, timing=timing, flags=sorted(v.flags),
             stats=self.stats, device=_cpu_name(), phases_s=self.phases,
-            observations={p: o.results() for p, o in self.observer_paths.items()},
+            observations={**self.notes,
+                          **{p: o.results() for p, o in self.observer_paths.items()}},
         )
 
 

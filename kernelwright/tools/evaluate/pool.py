@@ -105,6 +105,8 @@ class WorkerPool:
         tampered = cache.verify()
         loaded = {p: load_observer(p) for p in observers}
         evaluation = CandidateEvaluation(session, candidate, list(loaded.values()))
+        evaluation.settings = settings  # this evaluation's timing knobs (the session may be
+        # warm from settings that differ only in them: min_time_s, time_compile, ...)
         evaluation.observer_paths = loaded
         with single_threaded():
             result = evaluation.run()

@@ -36,6 +36,7 @@ class ReferenceServer(ModelServer):
         self.module = self.task.module()
         self.model_class = self.module.Model
         self.fp64: dict[int, torch.nn.Module] = {}
+        self.compiled: dict[tuple[int, str], Any] = {}
 
     def handle(self, op: str, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         if op == "contract":
@@ -46,7 +47,44 @@ class ReferenceServer(ModelServer):
             return self.weights(request, fds)
         if op == "run_fp64":
             return self.run_fp64(request)
+        if op == "compile":
+            return self.compile(request)
+        if op == "run" and request.get("compiled"):
+            return self.run_compiled(request)
         return super().handle(op, request, fds)
+
+    def compile(self, request: dict[str, Any]) -> dict[str, Any]:
+        """``torch.compile`` the model of ``seed`` (once per runner and mode) and warm it up
+        on slot 0 of ``key``; answer the graphs compiled so far (recompiles are counted from
+        the first warm-up call on)."""
+        from kernelwright.tools.evaluate.compile_side import compile_model
+
+        seed, mode = int(request["seed"]), str(request.get("mode") or "default")
+        try:
+            held = self.compiled.get((seed, mode))
+            if held is None:
+                held = compile_model(self.models[seed], mode)
+                self.compiled[(seed, mode)] = held
+            held.warm_up(self.batch_args(request["key"], 0), int(request.get("calls", 3)))
+        except Exception as exc:  # a model torch.compile cannot take: no compile figure
+            return {"type": "status", "ok": False,
+                    "error": error_text(exc, "torch.compile")[:600]}
+        return {"type": "status", "ok": True, "recompiles": held.recompiles()}
+
+    def run_compiled(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A timed batch of the compiled model (same arenas, same calls as ``run``)."""
+        held = self.compiled[(int(request["seed"]), str(request.get("mode") or "default"))]
+        saved = self.models[int(request["seed"])]
+        self.models[int(request["seed"])] = held.module
+        try:
+            reply = super().run(request)
+        finally:
+            self.models[int(request["seed"])] = saved
+        return {**reply, "recompiles": held.recompiles()}
+
+    def batch_args(self, key: str, slot: int) -> list[Any]:
+        ins, _, scalars = self.arenas[key]
+        return [scalars.get(i) if v is None else v for i, v in enumerate(ins.views(slot))]
 
     def contract(self) -> dict[str, Any]:
         from kernelwright.errors import TaskError

@@ -1,0 +1,95 @@
+"""benchmarks/coverage.py: its options, the task selection and space override, and a smoke run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.{op}(x)
+
+
+def get_inputs():
+    return [torch.randn(8, 256)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def _coverage():
+    spec = importlib.util.spec_from_file_location("kw_coverage", ROOT / "benchmarks" /
+                                                  "coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kw_coverage"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def kb_dir(tmp_path):
+    d = tmp_path / "level1"
+    d.mkdir()
+    (d / "19_ReLU.py").write_text(TINY.format(op="relu"))
+    (d / "21_Sigmoid.py").write_text(TINY.format(op="sigmoid"))
+    (d / "__init__.py").write_text("")
+    return d
+
+
+def test_options_parse():
+    cov = _coverage()
+    args = cov.parse(["--tasks", "/x", "--spaces", "all", "--budget", "8", "--min-time", "0.1"])
+    assert (args.tasks, args.spaces, args.budget, args.min_time) == (Path("/x"), "all", 8, 0.1)
+    assert cov.parse([]).spaces == "custom" and cov.parse([]).tasks is None
+    with pytest.raises(SystemExit):
+        cov.parse(["--spaces", "vendor-only"])
+
+
+def test_task_directory_families_and_spaces(kb_dir, tmp_path):
+    cov = _coverage()
+    corpus = cov.load_corpus()
+    paths = cov.task_files(cov.parse(["--tasks", str(kb_dir)]), corpus)
+    assert [p.name for p in paths] == ["19_ReLU.py", "21_Sigmoid.py"]
+    assert cov.family_guess(paths[0], corpus) == "pointwise"
+    gemm = tmp_path / "level2" / "12_Gemm_Multiply_LeakyReLU.py"
+    gemm.parent.mkdir()
+    gemm.write_text(TINY.format(op="relu"))
+    assert cov.family_guess(gemm, corpus) == "gemm_epilogue"
+    out = tmp_path / "copies"
+    out.mkdir()
+    copy = cov.with_spaces(paths[0], "custom", out)
+    from kernelwright.spec import Task, derive_contract
+
+    assert [s.value for s in derive_contract(Task.from_path(copy)).allowed_spaces] == [
+        "custom_kernel"]
+    assert cov.with_spaces(paths[0], "task", out) == paths[0]
+    with pytest.raises(SystemExit, match="not a directory"):
+        cov.task_files(cov.parse(["--tasks", str(tmp_path / "nope")]), corpus)
+
+
+@pytest.mark.slow
+def test_smoke_on_two_tiny_tasks_at_budget_1(kb_dir, tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "coverage.py"), "--tasks", str(kb_dir),
+         "--backend", "cpp", "--budget", "1", "--min-time", "0.02", "--json"],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout[done.stdout.index("{"):])
+    total = report["families"]["total"]
+    assert total["tasks"] == 2 and total["lowered"] == 2 and total["correct"] == 2
+    assert report["load_average"]["cores"] >= 1
+    for row in report["rows"]:
+        assert row["candidate_ms"] > 0 and row["reference_ms"] > 0
+        assert row["compile_ms"] is not None and row["compile_recompiles"] == 0
