@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kernelwright.spec.text import terminal_safe
 
 
 class KernelStats(BaseModel):
@@ -161,6 +163,12 @@ class EvalResult(BaseModel):
     device: str | None = None
     phases_s: dict[str, float] = Field(default_factory=dict)  # build / verify / time wall times
     observations: dict[str, dict] = Field(default_factory=dict)  # timing observers' results
+
+    @field_validator("task_name", "candidate_id", "error", "device")
+    @classmethod
+    def _terminal_safe(cls, value: str | None) -> str | None:
+        """Untrusted text (a candidate's errors and output) never controls a terminal."""
+        return None if value is None else terminal_safe(value)
 
     @property
     def correct(self) -> bool:

@@ -19,6 +19,7 @@ from kernelwright.spec import Candidate
 from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timing, VariantCheck
 from kernelwright.tools.cpuinfo import cpu_model
 from kernelwright.tools.evaluate import verify as vf
+from kernelwright.tools.evaluate.build_options import check_builds
 from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.orchestrator import CandidateRunner, RunnerFailed
 from kernelwright.tools.evaluate.session import RECHECK_SEED, Arenas, TaskSession
@@ -195,6 +196,10 @@ class CandidateEvaluation:
         self.stats = _kernel_stats(reply.get("stats"))
         builds = reply.get("builds")
         self.builds = builds if isinstance(builds, list) else []
+        problem = check_builds(self.builds)
+        if problem is not None:  # nothing of it reaches the trusted builder
+            self.builds = []
+            self.verdict.reject(Level.BUILD_FAILED, problem)
 
     # -- failure and cleanup ---------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 
+import pytest
 import torch
 
 from kernelwright.tools.evaluate.precision import downgrade_message
@@ -104,11 +105,78 @@ def test_build_cache_removes_and_reports_a_tampered_entry(tmp_path):
     (tmp_path / "builds").mkdir()
     lib = tmp_path / "builds" / "cpp-abc.so"
     lib.write_bytes(b"honest library")
-    cache = BuildCache(tmp_path)
+    record = tmp_path.parent / f"{tmp_path.name}-record.json"
+    cache = BuildCache(tmp_path, record)
     assert cache.adopt() == 1 and cache.verify() == []
     lib.write_bytes(b"evil library!!")
-    assert BuildCache(tmp_path).verify() == ["builds/cpp-abc.so"]
+    assert BuildCache(tmp_path, record).verify() == ["builds/cpp-abc.so"]
     assert not lib.exists()
+
+
+def test_the_integrity_record_is_never_inside_the_cache(tmp_path):
+    from kernelwright.config import Settings
+    from kernelwright.tools.evaluate.build_cache import BuildCache, record_path
+
+    with pytest.raises(ValueError, match="must not live inside the cache"):
+        BuildCache(tmp_path, tmp_path / "digests.json")
+    s = Settings(cache_dir=tmp_path / "cache", data_dir=tmp_path / "data")
+    assert BuildCache.of(s).index_path == record_path(s.cache_dir, s.data_dir)
+    assert BuildCache.of(s).index_path.is_relative_to(s.data_dir)
+
+
+def test_data_files_rewritten_by_trusted_commands_are_not_tampering(tmp_path, caplog):
+    """A second checkout rewrites machine_peaks.json: no warning, nothing removed."""
+    from kernelwright.tools.evaluate.build_cache import BuildCache
+
+    (tmp_path / "c" / "builds").mkdir(parents=True)
+    peaks = tmp_path / "c" / "machine_peaks.json"
+    peaks.write_text('{"bandwidth_gbps": 10}')
+    (tmp_path / "c" / "builds" / "k.so").write_bytes(b"lib")
+    cache = BuildCache(tmp_path / "c", tmp_path / "record.json")
+    assert cache.adopt() == 1  # the library only
+    peaks.write_text('{"bandwidth_gbps": 12}')
+    with caplog.at_level("WARNING"):
+        assert BuildCache(tmp_path / "c", tmp_path / "record.json").verify() == []
+    assert peaks.exists() and "does not match" not in caplog.text
+
+
+def test_trusted_loaders_refuse_unrecorded_or_altered_binaries(tmp_path, monkeypatch):
+    from kernelwright.config import Settings
+    from kernelwright.tools.backends.cache_record import SANDBOXED_ENV, record_file, trusted_file
+
+    monkeypatch.delenv(SANDBOXED_ENV, raising=False)
+    s = Settings(cache_dir=tmp_path / "cache", data_dir=tmp_path / "data")
+    lib = s.cache_dir / "sycl-shim" / "key" / "libkwsycl.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"planted")
+    assert not trusted_file(lib, s)  # not recorded: never loaded
+    record_file(lib, s)
+    assert trusted_file(lib, s)
+    lib.write_bytes(b"altered")
+    assert not trusted_file(lib, s) and not lib.exists()
+
+
+@pytest.mark.parametrize(("backend", "options", "ok"), [
+    ("cpp", ["-O3", "-march=native", "-fopenmp", "-DTILE=16"], True),
+    ("cuda", ["--use_fast_math", "--maxrregcount=64"], True),
+    ("sycl", ["-cl-fast-relaxed-math"], True),
+    ("cpp", ["-wrapper", "/bin/sh,-c,id"], False),
+    ("cpp", ["-fplugin=/tmp/evil.so"], False),
+    ("cpp", ["-specs=/tmp/x"], False),
+    ("cpp", ["@/tmp/options"], False),
+    ("cpp", ["-DX=$(id)"], False),
+    ("cpp", ["-O3 -wrapper /bin/sh"], False),
+    ("cuda", ["-ccbin", "/tmp/sh"], False),
+    ("cuda", ["--compiler-bindir=/tmp"], False),
+    ("nope", ["-O3"], False),
+])
+def test_build_options_pass_a_fixed_allow_list(backend, options, ok):
+    from kernelwright.tools.evaluate.build_options import check_builds
+
+    problem = check_builds([{"backend": backend, "source": "", "options": options}])
+    assert (problem is None) == ok, problem
+    if not ok:
+        assert "is not allowed" in problem and "Fix:" in problem
 
 
 def test_protocol_reads_work_on_descriptors_past_1024():
