@@ -80,6 +80,8 @@ class Flag(StrEnum):
     EMULATED = "emulated"  # ran on the PTX emulator, not a GPU: verdict only, no timing
     PROTOCOL_VIOLATION = "protocol_violation"  # the candidate runner sent what it may not send
     WEAK_SANDBOX = "weak_sandbox"  # bubblewrap missing: candidate ran without the sandbox
+    IMPLAUSIBLE_TIMING = "implausible_timing"  # faster than the machine can move its data:
+    # the candidate's time is capped at that physical floor and it is re-verified
 
 
 REJECTING: frozenset[Flag] = frozenset(
@@ -108,6 +110,11 @@ class VariantCheck(BaseModel):
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     message: str | None = None
+
+    @field_validator("variant", "message")
+    @classmethod
+    def _terminal_safe(cls, value: str | None) -> str | None:
+        return None if value is None else terminal_safe(value)
 
 
 class Timing(BaseModel):

@@ -210,3 +210,15 @@ def test_protocol_reads_work_on_descriptors_past_1024():
                 os.close(fd)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_normwise_error_catches_zeros_that_pass_a_loose_atol():
+    import torch
+
+    from kernelwright.tools.evaluate import _compare as cmp
+
+    ref = torch.randn(1000) * 1e-3
+    assert cmp.all_close(torch.zeros_like(ref), ref, 1e-2, 1e-2)  # elementwise: passes
+    assert cmp.normwise_error(torch.zeros_like(ref), ref) == pytest.approx(1.0)
+    assert cmp.normwise_error(ref * (1 + 1e-6), ref) < 1e-5
+    assert cmp.normwise_error(torch.zeros(3), torch.zeros(3)) == 0.0
