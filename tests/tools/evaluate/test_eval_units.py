@@ -222,3 +222,65 @@ def test_normwise_error_catches_zeros_that_pass_a_loose_atol():
     assert cmp.normwise_error(torch.zeros_like(ref), ref) == pytest.approx(1.0)
     assert cmp.normwise_error(ref * (1 + 1e-6), ref) < 1e-5
     assert cmp.normwise_error(torch.zeros(3), torch.zeros(3)) == 0.0
+
+
+def test_timed_inputs_change_unpredictably_each_round():
+    """No common scale between rounds (a linear kernel could undo one) and values stay near
+    the drawn ones, signs kept."""
+    import random
+
+    import torch
+
+    from kernelwright.tools.evaluate import freshness
+
+    base = torch.randn(2, 4096)
+    ref = [[base[0].clone()], [base[1].clone()]]
+    cand = [[torch.empty(4096)], [torch.empty(4096)]]
+    pristine = [[base[0]], [base[1]]]
+    rng = random.Random(1)
+    freshness.refresh(ref, cand, pristine, rng)
+    first = ref[0][0].clone()
+    assert torch.equal(cand[0][0], ref[0][0])
+    freshness.refresh(ref, cand, pristine, rng)
+    ratio = ref[0][0] / first
+    assert float(ratio.std()) > 1e-3  # per-element factors: not one scale
+    rel = (ref[0][0] / base[0] - 1).abs()
+    assert float(rel.max()) <= freshness.SPAN * 1.001 and bool((ref[0][0] * base[0] >= 0).all())
+
+
+def test_a_timing_below_the_physical_floor_is_capped(tmp_path):
+    import json
+
+    import torch
+
+    from kernelwright.spec.result import Timing
+    from kernelwright.tools.evaluate import freshness
+
+    (tmp_path / "machine_peaks.json").write_text(json.dumps({"bandwidth_gbps": 10.0}))
+    views = [torch.empty(1 << 20)]  # 4 MiB in, nothing out: floor 4 MiB / 160 GB/s = 26 us
+    floor = freshness.floor_seconds(views, [], tmp_path)
+    assert floor == pytest.approx((4 << 20) / (16 * 10e9))
+    fake = Timing(reference_median_s=1e-3, reference_iqr_s=0, candidate_median_s=1e-9,
+                  candidate_iqr_s=0, repeats=5, speedup=1e6, speedup_low=1e6, speedup_high=1e6)
+    capped = freshness.capped(fake, floor)
+    assert capped.candidate_median_s == floor and capped.speedup == pytest.approx(1e-3 / floor)
+    honest = fake.model_copy(update={"candidate_median_s": 5e-4, "speedup": 2.0})
+    assert freshness.capped(honest, floor) is None
+
+
+def test_a_huge_log_is_read_from_its_tail_only():
+    import socket
+    import tempfile
+    import time
+
+    from kernelwright.tools.evaluate.orchestrator import LOG_TAIL_CHARS, Channel
+
+    log = tempfile.TemporaryFile()
+    a, b = socket.socketpair()
+    channel = Channel(a, 0, log)
+    log.write(b"x" * (200 << 20) + b"\nthe last line")
+    t0 = time.monotonic()
+    tail = channel.log_tail()
+    assert tail.endswith("the last line") and len(tail) <= LOG_TAIL_CHARS
+    assert time.monotonic() - t0 < 0.5
+    a.close(), b.close(), log.close()
