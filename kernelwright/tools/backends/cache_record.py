@@ -179,10 +179,13 @@ def record_file(path: Path, settings: Settings) -> None:
     """Record ``path`` (just built by this trusted process) in the cache's record."""
     if os.environ.get(SANDBOXED_ENV) == "1":
         return
-    cache = BuildCache.of(settings)
-    rel = str(Path(path).resolve().relative_to(Path(settings.cache_dir).resolve()))
-    cache.index.pop(rel, None)
-    cache.adopt([rel])
+    try:
+        rel = str(Path(path).resolve().relative_to(Path(settings.cache_dir).resolve()))
+        cache = BuildCache.of(settings)
+        cache.index.pop(rel, None)
+        cache.adopt([rel])
+    except (OSError, ValueError) as exc:  # unrecorded: rebuilt before a trusted load
+        log.debug("could not record %s: %s", path, exc)
 
 
 def _sha256(path: Path) -> str:
