@@ -25,6 +25,7 @@ from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.orchestrator import CandidateRunner, RunnerFailed
 from kernelwright.tools.evaluate.session import RECHECK_SEED, Arenas, TaskSession
 from kernelwright.tools.evaluate.timing import TimingOutcome, time_candidate
+from kernelwright.tools.evaluate.watchdog import TreeWatchdog
 
 
 class CandidateEvaluation:
@@ -43,6 +44,7 @@ class CandidateEvaluation:
         self.builds: list[dict[str, Any]] = []
         self.observer_paths: dict[str, Observer] = {}
         self.last_reply: dict[str, Any] = {}
+        self.watchdog: TreeWatchdog | None = None
 
     def run(self) -> EvalResult:
         marks = time.monotonic()
@@ -68,6 +70,8 @@ class CandidateEvaluation:
             self.verdict.flags.add(Flag.DEGENERATE_TASK)
         self.runner = self.session.server.spawn(self._spawn_request(), self.settings
                                                 .call_timeout_s)
+        self.watchdog = TreeWatchdog(self.runner.channel.pids,
+                                     self.settings.memory_limit_mb).start()
         reply = self.runner.channel.wait(time.monotonic() + self.settings.call_timeout_s,
                                          frozenset({"ready"}), self.settings.call_timeout_s)
         self._check(reply)
@@ -215,6 +219,10 @@ class CandidateEvaluation:
     def _runner_failed(self, exc: RunnerFailed) -> None:
         flags = {Flag.PROTOCOL_VIOLATION} if exc.kind == "violation" else set()
         text = str(exc)
+        if self.watchdog is not None and self.watchdog.tripped:
+            self._close()
+            self.verdict.reject(Level.RUNTIME_ERROR, f"killed: {self.watchdog.tripped}")
+            return
         if exc.kind == "crash" and self.runner is not None:
             channel = self.runner.channel
             statuses = self._close()
@@ -224,6 +232,8 @@ class CandidateEvaluation:
 
     def _close(self) -> dict[str, int]:
         statuses: dict[str, int] = {}
+        if self.watchdog is not None:
+            self.watchdog.stop()
         if self.runner is not None:
             try:
                 statuses = self.runner.close()

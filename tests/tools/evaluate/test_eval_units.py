@@ -284,3 +284,29 @@ def test_a_huge_log_is_read_from_its_tail_only():
     assert tail.endswith("the last line") and len(tail) <= LOG_TAIL_CHARS
     assert time.monotonic() - t0 < 0.5
     a.close(), b.close(), log.close()
+
+
+def test_the_tree_watchdog_counts_forked_children_together():
+    """Three children of 120 MB each stay under a 200 MB per-process limit but not together."""
+    import subprocess
+    import sys
+    import time
+
+    from kernelwright.tools.evaluate.watchdog import TreeWatchdog
+
+    code = "b = bytearray(120 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nimport time\n" \
+           "time.sleep(60)"
+    kids = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3)]
+    try:
+        dog = TreeWatchdog(lambda: [k.pid for k in kids if k.poll() is None], 200).start()
+        deadline = time.monotonic() + 30
+        while dog.tripped is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        dog.stop()
+        assert dog.tripped and "together exceeded the memory limit" in dog.tripped
+        assert all(k.wait(timeout=10) == -9 for k in kids)
+        alone = TreeWatchdog(lambda: [os.getpid()], 100_000)
+        assert alone.check() is None
+    finally:
+        for k in kids:
+            k.kill()
