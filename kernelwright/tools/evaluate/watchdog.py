@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from kernelwright.tools.evaluate import sandbox
 
-POLL_S = 0.05
+POLL_S = 0.1
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
