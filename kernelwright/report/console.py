@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelwright.spec.result import verdict_for
+from kernelwright.spec.text import terminal_safe
 
 
 def speedup_text(speedup: float | None, low: float | None, high: float | None) -> str:
@@ -31,9 +32,9 @@ def print_eval(console: Console, summary: dict[str, Any]) -> None:
     Task names, candidate ids and error text may come from untrusted files or candidate
     output: they are printed as plain ``Text``, never parsed as markup."""
     head = Text()
-    head.append(str(summary["task"]), style="bold")
-    head.append(f" candidate {summary['candidate']} on {summary['backend']} "
-                f"({summary.get('device') or 'unknown device'})")
+    head.append(terminal_safe(summary["task"]), style="bold")
+    head.append(terminal_safe(f" candidate {summary['candidate']} on {summary['backend']} "
+                              f"({summary.get('device') or 'unknown device'})"))
     console.print(head)
     verdict = Text("verdict: ")
     verdict.append_text(Text.from_markup(verdict_text(summary)))
@@ -60,7 +61,7 @@ def print_eval(console: Console, summary: dict[str, Any]) -> None:
     if summary["flags"]:
         console.print(Text(f"flags: {', '.join(summary['flags'])}", style="yellow"))
     if summary["error"]:
-        console.print(Text("error: ", style="red") + Text(str(summary["error"])[:4000]))
+        console.print(Text("error: ", style="red") + Text(terminal_safe(summary["error"])[:4000]))
 
 
 def eval_table(rows: list[dict[str, Any]]) -> Table:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kernelwright.spec.text import terminal_safe
 
 
 class KernelStats(BaseModel):
@@ -78,6 +80,8 @@ class Flag(StrEnum):
     EMULATED = "emulated"  # ran on the PTX emulator, not a GPU: verdict only, no timing
     PROTOCOL_VIOLATION = "protocol_violation"  # the candidate runner sent what it may not send
     WEAK_SANDBOX = "weak_sandbox"  # bubblewrap missing: candidate ran without the sandbox
+    IMPLAUSIBLE_TIMING = "implausible_timing"  # faster than the machine can move its data:
+    # the candidate's time is capped at that physical floor and it is re-verified
 
 
 REJECTING: frozenset[Flag] = frozenset(
@@ -106,6 +110,11 @@ class VariantCheck(BaseModel):
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     message: str | None = None
+
+    @field_validator("variant", "message")
+    @classmethod
+    def _terminal_safe(cls, value: str | None) -> str | None:
+        return None if value is None else terminal_safe(value)
 
 
 class Timing(BaseModel):
@@ -161,6 +170,12 @@ class EvalResult(BaseModel):
     device: str | None = None
     phases_s: dict[str, float] = Field(default_factory=dict)  # build / verify / time wall times
     observations: dict[str, dict] = Field(default_factory=dict)  # timing observers' results
+
+    @field_validator("task_name", "candidate_id", "error", "device")
+    @classmethod
+    def _terminal_safe(cls, value: str | None) -> str | None:
+        """Untrusted text (a candidate's errors and output) never controls a terminal."""
+        return None if value is None else terminal_safe(value)
 
     @property
     def correct(self) -> bool:

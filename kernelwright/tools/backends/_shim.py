@@ -2,7 +2,10 @@
 
 The shim's source ships as package data (``_sycl_shim.cpp``). It is compiled with g++ against
 the headers of the installed SYCL runtime and cached under ``<cache_dir>/sycl-shim/`` keyed by
-the source hash and the runtime version, so concurrent processes share one build.
+the source hash, the runtime version and its prefix (the venv), so concurrent processes share
+one build. The entry is looked up by that key, never by the folder's existence, and a trusted
+process loads it only when it matches the cache's integrity record
+(:func:`cache_record.trusted_file`); a stale, foreign or altered entry is rebuilt.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from kernelwright.errors import BackendUnavailableError
 from kernelwright.tools.backends._source import source_hash
+from kernelwright.tools.backends.cache_record import record_file, trusted_file
 from kernelwright.tools.backends.sycl_env import INSTALL_FIX, runtime_prefix
 
 if TYPE_CHECKING:
@@ -90,11 +94,20 @@ def _check_toolchain(prefix: Path) -> None:
 def build_shim(settings: Settings) -> Path:
     """Return the cached shim library, building it first if needed (atomic rename)."""
     target = shim_path(settings)
-    if target.is_file():
+    if target.is_file() and trusted_file(target, settings):
         return target
     prefix = runtime_prefix()
     _check_toolchain(prefix)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)  # unrecorded or altered: never loaded, rebuilt
+    except OSError as exc:
+        raise BackendUnavailableError(
+            f"environment error: the SYCL shim for this runtime ({target.parent.name}) is not "
+            f"in the build cache and this process cannot write it ({exc.strerror}). It is "
+            "built once, outside the sandbox, before candidates run. Fix: run `kernelwright "
+            "doctor` (it builds the shim), then evaluate again."
+        ) from exc
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
     os.close(fd)
     log.info("building the SYCL shim into %s", target)
@@ -107,6 +120,7 @@ def build_shim(settings: Settings) -> Path:
             f"\nFix: check g++ and the SYCL runtime ({INSTALL_FIX})."
         )
     os.replace(tmp, target)
+    record_file(target, settings)
     return target
 
 

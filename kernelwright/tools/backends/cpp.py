@@ -31,6 +31,7 @@ from kernelwright.tools.backends.base import (
     KernelModule,
     module_functions,
 )
+from kernelwright.tools.backends.cache_record import record_file, trusted_file
 from kernelwright.tools.cpuinfo import cpu_signature
 
 if TYPE_CHECKING:
@@ -119,9 +120,12 @@ class CppBackend(Backend):
         target = self.settings.build_cache_dir / f"cpp-{key}.so"
         names = [name for _, name in extern_c_functions(source)]
         start = time.perf_counter()
-        cached, log, ok = target.is_file(), "", True
+        # a trusted process loads only what the cache's integrity record vouches for
+        cached, log, ok = target.is_file() and trusted_file(target, self.settings), "", True
         if not cached:
             ok, log = self._compile(source, key, target, opts)
+            if ok:
+                record_file(target, self.settings)
         return BuildResult(backend=self.name, language="cpp", ok=ok, source_hash=key,
                            options=opts, log=log, seconds=time.perf_counter() - start,
                            cached=cached, artifact=str(target) if ok else None,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwright.errors import BackendUnavailableError, LaunchError
 from kernelwright.tools.backends._args import Arg, as_range, convert_args
-from kernelwright.tools.backends._shim import runtime_version, take_string
+from kernelwright.tools.backends._shim import runtime_version, shim_path, take_string
 from kernelwright.tools.backends._source import (
     extern_c_names,
     looks_like_opencl,
@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from kernelwright.config import Settings
 
 log = logging.getLogger(__name__)
+shim_file = shim_path  # where the shim of this runtime and venv is cached (its full key)
+
 apply_runtime_env(None)  # device discovery before anything imports dpctl; the runtime
 # adds the cache of its own settings when it opens
 

@@ -22,7 +22,34 @@ def errors(cand: list[torch.Tensor], ref: list[torch.Tensor], contract: Contract
             ok = False
             message = (f"output {i} differs from the reference: max abs error {abs_err:.3g}, "
                        f"max rel error {rel_err:.3g} (atol={tol.atol:g}, rtol={tol.rtol:g})")
+        elif ok:
+            norm_err = normwise_error(c, r)
+            if norm_err > max(NORMWISE_LIMIT, tol.rtol):
+                ok = False
+                message = (f"output {i} is far from the reference as a whole: normwise "
+                           f"relative error {norm_err:.3g} (limit {NORMWISE_LIMIT:g}), though "
+                           f"every element is within atol={tol.atol:g} (an all-zero or "
+                           "shrunken output passes a loose atol only element by element)")
     return ok, max_abs, max_rel, message
+
+
+NORMWISE_LIMIT = 0.05  # ||c - r|| / ||r||: honest kernels are orders of magnitude below
+
+
+def normwise_error(c: torch.Tensor, r: torch.Tensor) -> float:
+    """``||c - r|| / ||r||`` in float64 (0 for a zero or non-floating reference)."""
+    if not r.is_floating_point() or not r.numel():
+        return 0.0
+    rf, cf = r.detach().reshape(-1), c.detach().reshape(-1)
+    ref_sq = diff_sq = 0.0
+    step = CHUNK * 8
+    for i in range(0, rf.numel(), step):
+        rc = torch.nan_to_num(rf[i:i + step].double())
+        ref_sq += float(rc.square().sum())
+        diff_sq += float(torch.nan_to_num(cf[i:i + step].double() - rc).square().sum())
+    if ref_sq == 0.0 or ref_sq != ref_sq:
+        return 0.0
+    return (diff_sq / ref_sq) ** 0.5
 
 
 def all_close(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> bool:

@@ -101,8 +101,8 @@ class ModelServer:
         if isinstance(model, torch.nn.Module):
             model.eval()
             if fds:
-                load_weights(model, Arena(fds[0], SlotLayout.of(request["weights"]), 1),
-                             request["weight_names"])
+                weights = Arena(fds[0], SlotLayout.of(request["weights"]), 1, readonly=True)
+                load_weights(model, weights, request["weight_names"])
         self.models[seed] = model
         return {"type": "done"}
 

@@ -22,15 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from kernelwright.config import Settings
+from kernelwright.errors import WorkerError
 from kernelwright.tools.evaluate import sandbox
+from kernelwright.tools.evaluate.build_cache import BuildCache
+from kernelwright.tools.evaluate.build_options import allowed_builds
 
 MAX_REQUESTS = 32
+CANDIDATE_S = 60.0  # the trusted builder's time for one candidate's sources
 
 
 def promote(requests: list[dict[str, Any]], settings: Settings, bwrap: str | None,
             timeout_s: float) -> dict[str, Any]:
     """Build ``requests`` into ``settings.cache_dir`` in the builder sandbox; its report."""
-    requests = [r for r in requests if isinstance(r, dict)][:MAX_REQUESTS]
+    dicts = [r for r in requests if isinstance(r, dict)]
+    prep = [r for r in dicts if "prepare" in r][:1]
+    requests = prep + allowed_builds([r for r in dicts if "prepare" not in r])[:MAX_REQUESTS]
     if not requests:
         return {"built": 0}
     with tempfile.TemporaryDirectory(prefix="kw-builder-") as tmp:
@@ -62,25 +68,53 @@ def promote(requests: list[dict[str, Any]], settings: Settings, bwrap: str | Non
 
 def prepare(settings: Settings, bwrap: str | None, timeout_s: float) -> dict[str, Any]:
     """Build what the backends build once per machine (the SYCL shim) into the shared cache,
-    when it is not there yet, so no candidate runner has to."""
-    if (Path(settings.cache_dir) / "sycl-shim").is_dir():
+    so no candidate runner has to.
+
+    The entry is looked up by its full key (shim source, runtime version, venv) and checked
+    against the integrity record; a missing, stale, foreign or altered entry is removed and
+    rebuilt here by the trusted builder.
+
+    Raises:
+        WorkerError: the shim could not be built: an environment problem, named with its fix
+            (never blamed on a candidate).
+    """
+    from kernelwright.tools.backends.sycl import shim_file
+
+    target = shim_file(settings)
+    cache = BuildCache.of(settings)
+    rel = str(target.relative_to(Path(settings.cache_dir)))
+    if target.is_file() and cache.check(rel):
         return {"built": 0}
-    return promote([{"prepare": ["sycl"]}], settings, bwrap, timeout_s)
+    target.unlink(missing_ok=True)
+    report = promote([{"prepare": ["sycl"]}], settings, bwrap, timeout_s)
+    if not target.is_file():
+        detail = str(report.get("error") or report.get("detail") or "no library was written")
+        raise WorkerError(
+            "environment error: the trusted builder could not build the SYCL shim "
+            f"({target}): {' '.join(detail.split())[-400:]}. Fix: run `kernelwright doctor` "
+            "and follow its advice for the sycl backend (g++ and the SYCL runtime headers "
+            "are needed once).")
+    BuildCache.of(settings).adopt([rel])
+    return report
 
 
 def main() -> int:
     from kernelwright.tools.backends import active_registry
 
     requests = json.loads(sys.stdin.read())
-    built, failed = 0, 0
+    built, failed, detail = 0, 0, ""
     if requests and requests[0].get("prepare"):  # open each runtime once (builds the shims)
         for name in requests[0]["prepare"]:
             try:
-                built += int(active_registry().get(str(name)).status().usable)
-            except Exception:
+                status = active_registry().get(str(name)).status()
+                built += int(status.usable)
+                if not status.usable:
+                    detail = f"{status.detail} {status.fix or ''}"
+            except Exception as exc:
                 failed += 1
+                detail = f"{type(exc).__name__}: {exc}"
         requests = requests[1:]
-    for request in requests[:MAX_REQUESTS]:
+    for request in allowed_builds(requests)[:MAX_REQUESTS]:  # again, in the builder itself
         try:
             backend = active_registry().get(str(request["backend"]))
             result = backend.build(str(request["source"]), language=request.get("language"),
@@ -89,7 +123,7 @@ def main() -> int:
             failed += int(not result.ok)
         except Exception:  # a source that no longer builds: nothing to share
             failed += 1
-    print(json.dumps({"built": built, "failed": failed}))
+    print(json.dumps({"built": built, "failed": failed, "detail": detail[-1000:]}))
     return 0
 
 

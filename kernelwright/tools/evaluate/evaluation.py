@@ -18,12 +18,15 @@ from typing import Any
 from kernelwright.spec import Candidate
 from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timing, VariantCheck
 from kernelwright.tools.cpuinfo import cpu_model
+from kernelwright.tools.evaluate import freshness
 from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.compile_timing import add_compile
+from kernelwright.tools.evaluate.build_options import check_builds
 from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.orchestrator import CandidateRunner, RunnerFailed
 from kernelwright.tools.evaluate.session import RECHECK_SEED, Arenas, TaskSession
 from kernelwright.tools.evaluate.timing import TimingOutcome, time_candidate
+from kernelwright.tools.evaluate.watchdog import TreeWatchdog
 
 
 class CandidateEvaluation:
@@ -43,6 +46,7 @@ class CandidateEvaluation:
         self.observer_paths: dict[str, Observer] = {}
         self.last_reply: dict[str, Any] = {}
         self.notes: dict[str, Any] = {}  # the harness's own observations (torch.compile's)
+        self.watchdog: TreeWatchdog | None = None
 
     def run(self) -> EvalResult:
         marks = time.monotonic()
@@ -68,6 +72,8 @@ class CandidateEvaluation:
             self.verdict.flags.add(Flag.DEGENERATE_TASK)
         self.runner = self.session.server.spawn(self._spawn_request(), self.settings
                                                 .call_timeout_s)
+        self.watchdog = TreeWatchdog(self.runner.channel.pids,
+                                     self.settings.memory_limit_mb).start()
         reply = self.runner.channel.wait(time.monotonic() + self.settings.call_timeout_s,
                                          frozenset({"ready"}), self.settings.call_timeout_s)
         self._check(reply)
@@ -185,7 +191,15 @@ class CandidateEvaluation:
             self.verdict.reject(Level.CORRECT, outcome.problem, outcome.flags)
             return
         self.timing = outcome.timing
-        if outcome.timing.speedup > self.settings.suspicious_speedup:
+        sides = self.session.timing.get("sides")
+        floor = freshness.floor_seconds([*sides.ref.inputs.views(0), *sides.ref.outputs
+                                         .views(0)], [], self.settings.cache_dir)
+        below = freshness.capped(outcome.timing, floor)
+        if below is not None:  # faster than moving its own data: the clock was fooled
+            self.timing = below
+            self.verdict.flags.add(Flag.IMPLAUSIBLE_TIMING)
+            self.recheck()
+        if self.timing.speedup > self.settings.suspicious_speedup:
             self.verdict.flags.add(Flag.SUSPICIOUS_SPEEDUP)
             self.recheck()
 
@@ -201,12 +215,20 @@ class CandidateEvaluation:
         self.stats = _kernel_stats(reply.get("stats"))
         builds = reply.get("builds")
         self.builds = builds if isinstance(builds, list) else []
+        problem = check_builds(self.builds)
+        if problem is not None:  # nothing of it reaches the trusted builder
+            self.builds = []
+            self.verdict.reject(Level.BUILD_FAILED, problem)
 
     # -- failure and cleanup ---------------------------------------------------------------
 
     def _runner_failed(self, exc: RunnerFailed) -> None:
         flags = {Flag.PROTOCOL_VIOLATION} if exc.kind == "violation" else set()
         text = str(exc)
+        if self.watchdog is not None and self.watchdog.tripped:
+            self._close()
+            self.verdict.reject(Level.RUNTIME_ERROR, f"killed: {self.watchdog.tripped}")
+            return
         if exc.kind == "crash" and self.runner is not None:
             channel = self.runner.channel
             statuses = self._close()
@@ -216,6 +238,8 @@ class CandidateEvaluation:
 
     def _close(self) -> dict[str, int]:
         statuses: dict[str, int] = {}
+        if self.watchdog is not None:
+            self.watchdog.stop()
         if self.runner is not None:
             try:
                 statuses = self.runner.close()

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 180.0  # importing torch on a loaded 2-core machine can take a while
 LOG_TAIL_CHARS = 3000
+LOG_TAIL_BYTES = 64 << 10  # a runner's log is read from its tail only, whatever its size
 
 
 class RunnerFailed(Exception):
@@ -46,14 +47,20 @@ class RunnerFailed(Exception):
 class Channel:
     """One socket to one runner process (or process tree), with deadlines and freezing."""
 
-    def __init__(self, sock: socket.socket, root_pid: int, log_file: Any) -> None:
+    def __init__(self, sock: socket.socket, root_pid: int, log_file: Any,
+                 tree_root: int | None = None) -> None:
         self.sock = sock
         self.root_pid = root_pid  # host pid whose subtree is this runner
+        # A candidate's processes are everything below its fork server (which reaps what the
+        # candidate double-forks away: it is their subreaper), not only below its runner.
+        self.tree_root = tree_root
         self.log_file = log_file
         self.log_start = _size(log_file)
         self.frozen: list[int] = []
 
     def pids(self) -> list[int]:
+        if self.tree_root is not None:
+            return sandbox.descendants(self.tree_root)
         return [self.root_pid, *sandbox.descendants(self.root_pid)]
 
     def request(self, message: dict[str, Any], timeout: float, expect: frozenset[str],
@@ -95,8 +102,13 @@ class Channel:
 
     def freeze(self) -> None:
         """Stop every process of this runner (until :meth:`thaw`)."""
-        self.frozen = self.pids()
-        sandbox.signal_all(self.frozen, signal.SIGSTOP)
+        self.frozen = []
+        for _ in range(4):  # again, for processes forked while the first pass ran
+            new = [p for p in self.pids() if p not in self.frozen]
+            if not new:
+                break
+            sandbox.signal_all(new, signal.SIGSTOP)
+            self.frozen += new
 
     def thaw(self) -> None:
         sandbox.signal_all(self.frozen, signal.SIGCONT)
@@ -105,8 +117,10 @@ class Channel:
     def log_tail(self) -> str:
         if self.log_file is None:
             return ""
-        self.log_file.seek(self.log_start)
-        text = self.log_file.read().decode(errors="replace").strip()
+        end = _size(self.log_file)
+        start = max(self.log_start, end - LOG_TAIL_BYTES)
+        self.log_file.seek(start)
+        text = self.log_file.read(end - start).decode(errors="replace").strip()
         return text[-LOG_TAIL_CHARS:]
 
 
@@ -225,7 +239,7 @@ class ForkServer:
                                      [theirs.fileno()])
         theirs.close()
         child = self._child_host_pid(int(reply["pid"]))
-        runner = CandidateRunner(self, Channel(ours, child, self.log), scratch)
+        runner = CandidateRunner(self, Channel(ours, child, self.log, self.host_pid), scratch)
         return runner
 
     def _child_host_pid(self, inner: int) -> int:

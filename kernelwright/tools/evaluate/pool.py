@@ -27,6 +27,7 @@ from kernelwright.tools.evaluate.sandbox import SandboxProbe, probe_bwrap
 from kernelwright.tools.evaluate.session import TaskSession
 
 log = logging.getLogger(__name__)
+BUILDER_POOL_S = 300.0  # the trusted builder's time per pool close, all candidates together
 
 # Settings that shape the runner processes; a change starts a new session.
 _START_KEYS = ("memory_limit_mb", "worker_threads", "cache_dir", "data_dir", "call_timeout_s",
@@ -98,11 +99,12 @@ class WorkerPool:
         t0 = time.monotonic()
         session, fresh = self.session(task, settings)
         start = time.monotonic() - t0
+        cache = BuildCache.of(settings)
+        tampered = cache.verify()  # before anything is built or loaded
         if candidate.backend == "sycl":  # the shim, built once by the trusted builder
             builder.prepare(settings, session.bwrap, START_TIMEOUT_S)
-        cache = BuildCache(settings.cache_dir)
+        cache = BuildCache.of(settings)
         cache.adopt()
-        tampered = cache.verify()
         loaded = {p: load_observer(p) for p in observers}
         evaluation = CandidateEvaluation(session, candidate, list(loaded.values()))
         evaluation.settings = settings  # this evaluation's timing knobs (the session may be
@@ -136,9 +138,16 @@ class WorkerPool:
         for key in list(self._sessions):
             self._discard(key)
         pending, self._pending = self._pending, []
-        for settings, bwrap, builds in pending:
-            builder.promote(builds, settings, bwrap, settings.call_timeout_s * 2)
-            BuildCache(settings.cache_dir).adopt()
+        budget = time.monotonic() + BUILDER_POOL_S
+        for settings, bwrap, builds in pending:  # capped per candidate and per pool
+            left = budget - time.monotonic()
+            if left <= 1.0:
+                log.info("trusted builder: the pool's %g s are spent; %d candidates' builds "
+                         "are not shared", BUILDER_POOL_S, len(pending))
+                break
+            builder.promote(builds, settings, bwrap,
+                            min(left, builder.CANDIDATE_S, settings.call_timeout_s * 2))
+            BuildCache.of(settings).adopt()
 
     def __enter__(self) -> WorkerPool:
         return self

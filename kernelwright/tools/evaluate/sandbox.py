@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelwright.tools.backends.cache_record import SANDBOXED_ENV
+
 if TYPE_CHECKING:
     from kernelwright.config import Settings
 
@@ -140,6 +142,7 @@ def runner_env(settings: Settings, scratch: Path, sandboxed: bool) -> dict[str, 
         "KERNELWRIGHT_CACHE_DIR": str(scratch / "cache"),
         "KERNELWRIGHT_DATA_DIR": str(scratch / "data"),
         "KERNELWRIGHT_CUDA_ARCH": settings.cuda_arch,
+        SANDBOXED_ENV: "1",  # the cache's integrity record is the orchestrator's, not here
     })
     env.update(_runtime_env(settings))
     env["SYCL_CACHE_DIR"] = str(scratch / "cache" / "sycl")

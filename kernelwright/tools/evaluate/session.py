@@ -126,6 +126,8 @@ class TaskSession:
             arena = Arena.create(SlotLayout.of(specs), 1, "kw-weights")
             self.ref_request({"op": "weights", "seed": seed}, frozenset({"status"}),
                              [arena.fd])
+            writable, arena = arena, arena.sealed_copy("kw-weights")  # candidates: read-only
+            writable.close()
         self.weights[seed] = (names, specs, arena)
 
     def recording(self, variant: ShapeVariant, seeds: list[int], fp64: bool) -> Recording:

@@ -4,7 +4,9 @@ An arena is an anonymous ``memfd`` that the orchestrator creates and sizes, maps
 one runner over the socket (``SCM_RIGHTS``). Both sides see the same pages: the orchestrator
 writes inputs and reads outputs, the runner's kernels read and write through zero-copy
 ``torch`` views. Each side gets its own arenas (the candidate never maps the reference's
-outputs or the orchestrator's pristine copies).
+outputs or the orchestrator's pristine copies). What a candidate only reads (the model
+weights) comes as a sealed, read-only copy (:meth:`Arena.sealed_copy`), so it cannot change
+what the next candidate receives.
 
 Layout: ``slots`` copies of one tensor list (a :class:`SlotLayout`), each tensor at an offset
 aligned to :data:`ALIGN` bytes, slot after slot. A ``None`` spec (a scalar argument) takes no
@@ -13,8 +15,10 @@ space.
 
 from __future__ import annotations
 
+import fcntl
 import mmap
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,12 +71,16 @@ class Arena:
         torch.Size([4])
     """
 
-    def __init__(self, fd: int, layout: SlotLayout, slots: int) -> None:
+    def __init__(self, fd: int, layout: SlotLayout, slots: int, readonly: bool = False) -> None:
         self.fd, self.layout, self.slots = fd, layout, slots
         self._offsets, self.slot_bytes = layout.offsets()
         self.size = self.slot_bytes * slots
-        self._map = mmap.mmap(fd, self.size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        self._views = [self._slot_views(i) for i in range(slots)]
+        prot = mmap.PROT_READ if readonly else mmap.PROT_READ | mmap.PROT_WRITE
+        self._map = mmap.mmap(fd, self.size, mmap.MAP_SHARED, prot)
+        self.readonly = readonly
+        with warnings.catch_warnings():  # views of read-only pages are read by copying only
+            warnings.filterwarnings("ignore", message="The given buffer is not writable")
+            self._views = [self._slot_views(i) for i in range(slots)]
 
     @classmethod
     def create(cls, layout: SlotLayout, slots: int, name: str = "kw-arena") -> Arena:
@@ -80,6 +88,22 @@ class Arena:
         _, slot_bytes = layout.offsets()
         os.ftruncate(fd, slot_bytes * slots)
         return cls(fd, layout, slots)
+
+    def sealed_copy(self, name: str = "kw-sealed") -> Arena:
+        """A read-only copy: a new memfd holding these bytes, sealed against writing, growing
+        and shrinking (``F_SEAL_WRITE`` etc.), mapped read-only here. No process it is passed
+        to can change it: ``mmap(PROT_WRITE, MAP_SHARED)``, ``write`` and ``ftruncate`` fail."""
+        fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        view = memoryview(self._map)
+        try:
+            at = 0
+            while at < self.size:
+                at += os.pwrite(fd, view[at:], at)
+        finally:
+            view.release()
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW
+                    | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+        return Arena(fd, self.layout, self.slots, readonly=True)
 
     def _slot_views(self, slot: int) -> list[torch.Tensor | None]:
         views: list[torch.Tensor | None] = []

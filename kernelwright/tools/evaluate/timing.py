@@ -12,11 +12,10 @@ round trip is under ``1 / OVERHEAD_FACTOR`` (1 %) of a batch. ``N`` is capped so
 stays under ``MAX_BATCH_S`` and the input slots fit ``MAX_SLOT_BYTES``.
 
 Fresh inputs: ``N`` input sets are drawn by the reference runner (seeds never used by
-verification); before every round each floating input is scaled in place by ``1 + 2**-10``
-(values never repeat within a candidate's timing; one cheap pass instead of a new random
-draw), and copied to the candidate's slots. Every candidate starts from the drawn values
-again (so values stay bounded over a long search). Integer inputs keep their drawn values
-(they rotate over the N sets).
+verification); before every round each floating element gets its own random factor near 1
+from the drawn values (:mod:`freshness`: unpredictable from the last round), and is copied
+to the candidate's slots. Integer inputs keep their drawn values (they rotate over the N
+sets). The candidate's processes are stopped while a round is prepared and checked.
 
 Checks: after each round, ``CHECKS_PER_ROUND`` slots picked with ``SystemRandom`` have the
 candidate's outputs compared with the reference's of the same slot and its input slot compared
@@ -34,11 +33,13 @@ import random
 import statistics
 import time
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kernelwright.spec.result import Flag, Level, Timing
 from kernelwright.tools.evaluate import _compare as cmp
+from kernelwright.tools.evaluate import freshness
 from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.session import Arenas, make_arenas
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from kernelwright.tools.evaluate.evaluation import CandidateEvaluation
 
 TIMING_SEED_BASE = 1_000_003
-PERTURB = 1.0 + 2.0**-10
 OVERHEAD_FACTOR = 100.0
 MAX_BATCH_S = 0.05
 MAX_SLOTS = 256
@@ -161,20 +161,23 @@ def _batch(ev: CandidateEvaluation, sides: Sides, side: str, slots: list[int],
     return elapsed
 
 
-def _refresh(sides: Sides, n: int) -> None:
-    """New values in every input slot (floating tensors scaled), copied to the candidate.
+def _refresh(sides: Sides, n: int, pristine: list, rng: random.Random) -> None:
+    """New, unpredictable values in every input slot, copied to the candidate.
 
     Output slots are not poisoned here (a pass per round): a runner that skips writing a slot
-    leaves last round's output there, computed from inputs scaled by ``2**-10`` less, which
-    differs from this round's reference by more than fp32 tolerances."""
-    for slot in range(n):
-        for ref_view, cand_view in zip(sides.ref.inputs.views(slot),
-                                       sides.cand.inputs.views(slot), strict=True):
-            if ref_view is None:
-                continue
-            if ref_view.is_floating_point():
-                ref_view.mul_(PERTURB)
-            cand_view.copy_(ref_view)
+    leaves last round's output there, computed from other inputs."""
+    freshness.refresh([sides.ref.inputs.views(k) for k in range(n)],
+                      [sides.cand.inputs.views(k) for k in range(n)], pristine[:n], rng)
+
+
+@contextmanager
+def _stopped(channel):
+    """The candidate's processes stopped for the block (it does no work outside the clock)."""
+    channel.freeze()
+    try:
+        yield
+    finally:
+        channel.thaw()
 
 
 def _rounds(ev: CandidateEvaluation, sides: Sides, n: int, observers: Sequence[Observer],
@@ -186,14 +189,16 @@ def _rounds(ev: CandidateEvaluation, sides: Sides, n: int, observers: Sequence[O
     contract = ev.session.contract
     while len(ref_t) < settings.max_repeats and not _enough(ref_t, cand_t, n,
                                                             settings.min_time_s):
-        _refresh(sides, n)
+        with _stopped(ev.runner.channel):
+            _refresh(sides, n, ev.session.timing["pristine"], rng)
         order = ("ref", "cand") if len(ref_t) % 2 == 0 else ("cand", "ref")
         times = {side: _batch(ev, sides, side, slots, observers if side == "cand" else ())
                  for side in order}
         ref_t.append(times["ref"] / n)
         cand_t.append(times["cand"] / n)
         try:
-            _check_round(ev, sides, rng.sample(slots, min(CHECKS_PER_ROUND, n)), contract)
+            with _stopped(ev.runner.channel):
+                _check_round(ev, sides, rng.sample(slots, min(CHECKS_PER_ROUND, n)), contract)
         except vf.Rejected as rej:
             return TimingOutcome(problem=f"timed round {len(ref_t)}: {rej.error}",
                                  flags=rej.flags, batch=n)

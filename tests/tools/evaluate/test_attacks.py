@@ -112,7 +112,7 @@ def test_a_tampered_build_cache_entry_is_removed_and_reported(pool, honest, sett
     entry = Path(settings.cache_dir) / "builds" / "cpp-tamper-test.so"
     entry.parent.mkdir(parents=True, exist_ok=True)
     entry.write_bytes(b"an honest library")
-    BuildCache(settings.cache_dir).adopt()
+    BuildCache.of(settings).adopt()
     entry.write_bytes(b"a tampered library")  # changed behind the trusted side's back
     r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
     assert r.correct

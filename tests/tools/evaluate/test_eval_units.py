@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 
+import pytest
 import torch
 
 from kernelwright.tools.evaluate.precision import downgrade_message
@@ -104,11 +105,78 @@ def test_build_cache_removes_and_reports_a_tampered_entry(tmp_path):
     (tmp_path / "builds").mkdir()
     lib = tmp_path / "builds" / "cpp-abc.so"
     lib.write_bytes(b"honest library")
-    cache = BuildCache(tmp_path)
+    record = tmp_path.parent / f"{tmp_path.name}-record.json"
+    cache = BuildCache(tmp_path, record)
     assert cache.adopt() == 1 and cache.verify() == []
     lib.write_bytes(b"evil library!!")
-    assert BuildCache(tmp_path).verify() == ["builds/cpp-abc.so"]
+    assert BuildCache(tmp_path, record).verify() == ["builds/cpp-abc.so"]
     assert not lib.exists()
+
+
+def test_the_integrity_record_is_never_inside_the_cache(tmp_path):
+    from kernelwright.config import Settings
+    from kernelwright.tools.evaluate.build_cache import BuildCache, record_path
+
+    with pytest.raises(ValueError, match="must not live inside the cache"):
+        BuildCache(tmp_path, tmp_path / "digests.json")
+    s = Settings(cache_dir=tmp_path / "cache", data_dir=tmp_path / "data")
+    assert BuildCache.of(s).index_path == record_path(s.cache_dir, s.data_dir)
+    assert BuildCache.of(s).index_path.is_relative_to(s.data_dir)
+
+
+def test_data_files_rewritten_by_trusted_commands_are_not_tampering(tmp_path, caplog):
+    """A second checkout rewrites machine_peaks.json: no warning, nothing removed."""
+    from kernelwright.tools.evaluate.build_cache import BuildCache
+
+    (tmp_path / "c" / "builds").mkdir(parents=True)
+    peaks = tmp_path / "c" / "machine_peaks.json"
+    peaks.write_text('{"bandwidth_gbps": 10}')
+    (tmp_path / "c" / "builds" / "k.so").write_bytes(b"lib")
+    cache = BuildCache(tmp_path / "c", tmp_path / "record.json")
+    assert cache.adopt() == 1  # the library only
+    peaks.write_text('{"bandwidth_gbps": 12}')
+    with caplog.at_level("WARNING"):
+        assert BuildCache(tmp_path / "c", tmp_path / "record.json").verify() == []
+    assert peaks.exists() and "does not match" not in caplog.text
+
+
+def test_trusted_loaders_refuse_unrecorded_or_altered_binaries(tmp_path, monkeypatch):
+    from kernelwright.config import Settings
+    from kernelwright.tools.backends.cache_record import SANDBOXED_ENV, record_file, trusted_file
+
+    monkeypatch.delenv(SANDBOXED_ENV, raising=False)
+    s = Settings(cache_dir=tmp_path / "cache", data_dir=tmp_path / "data")
+    lib = s.cache_dir / "sycl-shim" / "key" / "libkwsycl.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"planted")
+    assert not trusted_file(lib, s)  # not recorded: never loaded
+    record_file(lib, s)
+    assert trusted_file(lib, s)
+    lib.write_bytes(b"altered")
+    assert not trusted_file(lib, s) and not lib.exists()
+
+
+@pytest.mark.parametrize(("backend", "options", "ok"), [
+    ("cpp", ["-O3", "-march=native", "-fopenmp", "-DTILE=16"], True),
+    ("cuda", ["--use_fast_math", "--maxrregcount=64"], True),
+    ("sycl", ["-cl-fast-relaxed-math"], True),
+    ("cpp", ["-wrapper", "/bin/sh,-c,id"], False),
+    ("cpp", ["-fplugin=/tmp/evil.so"], False),
+    ("cpp", ["-specs=/tmp/x"], False),
+    ("cpp", ["@/tmp/options"], False),
+    ("cpp", ["-DX=$(id)"], False),
+    ("cpp", ["-O3 -wrapper /bin/sh"], False),
+    ("cuda", ["-ccbin", "/tmp/sh"], False),
+    ("cuda", ["--compiler-bindir=/tmp"], False),
+    ("nope", ["-O3"], False),
+])
+def test_build_options_pass_a_fixed_allow_list(backend, options, ok):
+    from kernelwright.tools.evaluate.build_options import check_builds
+
+    problem = check_builds([{"backend": backend, "source": "", "options": options}])
+    assert (problem is None) == ok, problem
+    if not ok:
+        assert "is not allowed" in problem and "Fix:" in problem
 
 
 def test_protocol_reads_work_on_descriptors_past_1024():
@@ -142,3 +210,103 @@ def test_protocol_reads_work_on_descriptors_past_1024():
                 os.close(fd)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_normwise_error_catches_zeros_that_pass_a_loose_atol():
+    import torch
+
+    from kernelwright.tools.evaluate import _compare as cmp
+
+    ref = torch.randn(1000) * 1e-3
+    assert cmp.all_close(torch.zeros_like(ref), ref, 1e-2, 1e-2)  # elementwise: passes
+    assert cmp.normwise_error(torch.zeros_like(ref), ref) == pytest.approx(1.0)
+    assert cmp.normwise_error(ref * (1 + 1e-6), ref) < 1e-5
+    assert cmp.normwise_error(torch.zeros(3), torch.zeros(3)) == 0.0
+
+
+def test_timed_inputs_change_unpredictably_each_round():
+    """No common scale between rounds (a linear kernel could undo one) and values stay near
+    the drawn ones, signs kept."""
+    import random
+
+    import torch
+
+    from kernelwright.tools.evaluate import freshness
+
+    base = torch.randn(2, 4096)
+    ref = [[base[0].clone()], [base[1].clone()]]
+    cand = [[torch.empty(4096)], [torch.empty(4096)]]
+    pristine = [[base[0]], [base[1]]]
+    rng = random.Random(1)
+    freshness.refresh(ref, cand, pristine, rng)
+    first = ref[0][0].clone()
+    assert torch.equal(cand[0][0], ref[0][0])
+    freshness.refresh(ref, cand, pristine, rng)
+    ratio = ref[0][0] / first
+    assert float(ratio.std()) > 1e-3  # per-element factors: not one scale
+    rel = (ref[0][0] / base[0] - 1).abs()
+    assert float(rel.max()) <= freshness.SPAN * 1.001 and bool((ref[0][0] * base[0] >= 0).all())
+
+
+def test_a_timing_below_the_physical_floor_is_capped(tmp_path):
+    import json
+
+    import torch
+
+    from kernelwright.spec.result import Timing
+    from kernelwright.tools.evaluate import freshness
+
+    (tmp_path / "machine_peaks.json").write_text(json.dumps({"bandwidth_gbps": 10.0}))
+    views = [torch.empty(1 << 20)]  # 4 MiB in, nothing out: floor 4 MiB / 160 GB/s = 26 us
+    floor = freshness.floor_seconds(views, [], tmp_path)
+    assert floor == pytest.approx((4 << 20) / (16 * 10e9))
+    fake = Timing(reference_median_s=1e-3, reference_iqr_s=0, candidate_median_s=1e-9,
+                  candidate_iqr_s=0, repeats=5, speedup=1e6, speedup_low=1e6, speedup_high=1e6)
+    capped = freshness.capped(fake, floor)
+    assert capped.candidate_median_s == floor and capped.speedup == pytest.approx(1e-3 / floor)
+    honest = fake.model_copy(update={"candidate_median_s": 5e-4, "speedup": 2.0})
+    assert freshness.capped(honest, floor) is None
+
+
+def test_a_huge_log_is_read_from_its_tail_only():
+    import socket
+    import tempfile
+    import time
+
+    from kernelwright.tools.evaluate.orchestrator import LOG_TAIL_CHARS, Channel
+
+    log = tempfile.TemporaryFile()
+    a, b = socket.socketpair()
+    channel = Channel(a, 0, log)
+    log.write(b"x" * (200 << 20) + b"\nthe last line")
+    t0 = time.monotonic()
+    tail = channel.log_tail()
+    assert tail.endswith("the last line") and len(tail) <= LOG_TAIL_CHARS
+    assert time.monotonic() - t0 < 0.5
+    a.close(), b.close(), log.close()
+
+
+def test_the_tree_watchdog_counts_forked_children_together():
+    """Three children of 120 MB each stay under a 200 MB per-process limit but not together."""
+    import subprocess
+    import sys
+    import time
+
+    from kernelwright.tools.evaluate.watchdog import TreeWatchdog
+
+    code = "b = bytearray(120 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nimport time\n" \
+           "time.sleep(60)"
+    kids = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3)]
+    try:
+        dog = TreeWatchdog(lambda: [k.pid for k in kids if k.poll() is None], 200).start()
+        deadline = time.monotonic() + 30
+        while dog.tripped is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        dog.stop()
+        assert dog.tripped and "together exceeded the memory limit" in dog.tripped
+        assert all(k.wait(timeout=10) == -9 for k in kids)
+        alone = TreeWatchdog(lambda: [os.getpid()], 100_000)
+        assert alone.check() is None
+    finally:
+        for k in kids:
+            k.kill()

@@ -1,0 +1,69 @@
+"""Fresh, unpredictable timed inputs for every round, and the physical floor of a timing.
+
+Each round every floating input element is the task's drawn value times its own random factor
+in ``[1 - SPAN, 1 + SPAN]``, from a generator seeded by ``SystemRandom`` in the orchestrator:
+the candidate cannot predict a round's inputs from the last one's (no common scale to undo,
+no low-rank structure to cache against), and values stay in the drawn range (signs kept).
+
+A candidate must at least read its inputs and write its outputs; a per-call time below
+``bytes / (FLOOR_FACTOR * bandwidth)`` is physically implausible and flagged (the machine's
+measured bandwidth when kernelwright has measured it, else a generous constant).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import torch
+
+SPAN = 2.0**-6
+FLOOR_FACTOR = 16.0  # caches serve re-read inputs faster than DRAM: a generous margin
+DEFAULT_BANDWIDTH = 200e9  # bytes/s when no measured peak is known
+
+
+def refresh(ref_views: list[list[torch.Tensor | None]],
+            cand_views: list[list[torch.Tensor | None]],
+            pristine: list[list[torch.Tensor | None]], rng: random.Random) -> None:
+    """New values in every floating input slot of the reference, copied to the candidate's."""
+    gen = torch.Generator().manual_seed(rng.getrandbits(63))
+    for refs, cands, bases in zip(ref_views, cand_views, pristine, strict=False):
+        for ref, cand, base in zip(refs, cands, bases, strict=True):
+            if ref is None or base is None:
+                continue
+            if ref.is_floating_point():
+                factor = torch.rand(ref.shape, generator=gen, dtype=torch.float32)
+                torch.mul(base, factor.mul_(2 * SPAN).add_(1 - SPAN).to(ref.dtype), out=ref)
+            cand.copy_(ref)
+
+
+def floor_seconds(views: list[Any], outputs: list[Any], cache_dir: Path) -> float:
+    """The least time one call can take: its inputs and outputs moved once at
+    ``FLOOR_FACTOR`` times the machine's bandwidth."""
+    nbytes = sum(v.numel() * v.element_size() for v in [*views, *outputs]
+                 if isinstance(v, torch.Tensor))
+    return nbytes / (FLOOR_FACTOR * bandwidth(cache_dir))
+
+
+def bandwidth(cache_dir: Path) -> float:
+    """The measured memory bandwidth (bytes/s) in ``machine_peaks.json``, else a default."""
+    try:
+        data = json.loads((Path(cache_dir) / "machine_peaks.json").read_text())
+        value = float(data["bandwidth_gbps"]) * 1e9
+    except (OSError, ValueError, KeyError, TypeError):
+        return DEFAULT_BANDWIDTH
+    return value if value > 0 else DEFAULT_BANDWIDTH
+
+
+def capped(timing: Any, floor_s: float) -> Any:
+    """``timing`` with the candidate's times raised to ``floor_s`` (its speedup capped at
+    what the hardware allows), or ``None`` when it is not below the floor."""
+    if floor_s <= 0 or timing.candidate_median_s >= floor_s:
+        return None
+    ref = timing.reference_median_s
+    return timing.model_copy(update={
+        "candidate_median_s": floor_s, "speedup": ref / floor_s,
+        "speedup_low": min(timing.speedup_low, ref / floor_s),
+        "speedup_high": min(timing.speedup_high, ref / floor_s)})
