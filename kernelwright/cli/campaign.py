@@ -7,7 +7,15 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelwright.cli._app import BackendOpt, JsonOpt, StoreOpt, _fail, _settings, app
+from kernelwright.cli._app import (
+    BackendOpt,
+    JsonOpt,
+    StoreOpt,
+    _fail,
+    _settings,
+    app,
+    llm_settings,
+)
 from kernelwright.cli.runs import LlmKeyEnv, LlmModel, LlmUrl, MaxCost, MaxTokens
 from kernelwright.errors import KernelwrightError
 
@@ -15,11 +23,14 @@ from kernelwright.errors import KernelwrightError
 @app.command()
 def campaign(
     task_dir: Path,
-    hours: Annotated[float, typer.Option("--hours", help="wall-clock limit of the campaign")],
+    hours: Annotated[float, typer.Option("--hours", help="wall-clock limit of the campaign",
+                                         min=0.0)],
     budget_per_task: Annotated[
-        int | None, typer.Option("--budget-per-task", help="evaluations per task at most")
+        int | None, typer.Option("--budget-per-task", help="evaluations per task at most",
+                                 min=1, show_default="24 (the run budget)")
     ] = None,
-    slice_evals: Annotated[int, typer.Option("--slice", help="evaluations per bandit pull")] = 2,
+    slice_evals: Annotated[int, typer.Option("--slice", help="evaluations per bandit pull",
+                                             min=1)] = 2,
     max_tokens: MaxTokens = None,
     max_cost: MaxCost = None,
     backend: BackendOpt = None,
@@ -33,15 +44,19 @@ def campaign(
     """Optimise every task file of TASK_DIR; a bandit (sliding-window UCB on improvement per
     evaluation) gives the evaluations to the tasks that improve. Resume with `kernelwright resume
     CAMPAIGN_ID`."""
-    from kernelwright.config import LLMSettings
     from kernelwright.graphs.campaign_run import start_campaign
-    from kernelwright.graphs.runner import store_root
+    from kernelwright.graphs.store import store_root
 
-    given = {"base_url": llm_base_url, "model": llm_model, "api_key_env": llm_api_key_env,
-             "max_tokens": max_tokens, "max_cost": max_cost}  # fmt: skip
+    if hours <= 0:
+        _fail(ValueError(f"--hours {hours:g} is not valid: give a positive number of hours"))
+    if not task_dir.is_dir():
+        what = "is a file" if task_dir.exists() else "does not exist"
+        _fail(FileNotFoundError(f"task folder {task_dir} {what}: pass a DIRECTORY of task "
+                                "files, e.g. examples/tasks (one task: `kernelwright optimize`)"))
+    llm = llm_settings(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env,
+                       max_tokens=max_tokens, max_cost=max_cost)  # fmt: skip
+    settings = _settings(backend=backend, llm=llm)
     try:
-        llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
-        settings = _settings(backend=backend, llm=llm)
         root = store_root(settings, store)
         summary = start_campaign(
             task_dir, settings, root, hours=hours, budget_per_task=budget_per_task,
@@ -56,7 +71,7 @@ def campaign(
 def resume_campaign_command(campaign_id: str, store: Path | None, json_out: bool) -> None:
     """`kernelwright resume CAMPAIGN_ID` lands here for campaigns."""
     from kernelwright.graphs.campaign_run import resume_campaign
-    from kernelwright.graphs.runner import store_root
+    from kernelwright.graphs.store import store_root
 
     settings = _settings()
     root = store_root(settings, store)

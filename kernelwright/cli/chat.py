@@ -12,7 +12,16 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelwright.cli._app import BackendOpt, StoreOpt, _fail, _settings, app
+from kernelwright.cli._app import (
+    BackendOpt,
+    BudgetOpt,
+    StoreOpt,
+    _fail,
+    _settings,
+    app,
+    check_file,
+    llm_settings,
+)
 from kernelwright.cli.runs import LlmKeyEnv, LlmModel, LlmUrl
 from kernelwright.errors import KernelwrightError
 
@@ -32,20 +41,20 @@ def chat(
     task: Annotated[Path | None, typer.Argument(help="task file (optional)")] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="thread id to continue")] = None,
     backend: BackendOpt = None,
-    budget: Annotated[int | None, typer.Option(help="candidate evaluations")] = None,
+    budget: BudgetOpt = None,
     store: StoreOpt = None,
     llm_base_url: LlmUrl = None,
     llm_model: LlmModel = None,
     llm_api_key_env: LlmKeyEnv = None,
 ) -> None:
     """Talk to kernelwright: say what to make faster; approve or reject the plan and the kernel."""
-    from kernelwright.config import LLMSettings
-    from kernelwright.graphs.runner import store_root
+    from kernelwright.graphs.store import store_root
 
-    given = {"base_url": llm_base_url, "model": llm_model, "api_key_env": llm_api_key_env}
+    if task is not None:
+        check_file(task, "task", "examples/tasks/l1_gelu.py")
+    llm = llm_settings(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env)
+    settings = _settings(backend=backend, budget=budget, llm=llm)
     try:
-        llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
-        settings = _settings(backend=backend, budget=budget, llm=llm)
         root = store_root(settings, store)
         session = _open(resume, task, settings, root)
         if session is not None:

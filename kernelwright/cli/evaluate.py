@@ -27,9 +27,8 @@ def eval_cmd(task: Path, candidate: Path, backend: BackendOpt = None, json_out: 
     from kernelwright.spec import Candidate
 
     try:
-        result = kernelwright.evaluate(
-            kernelwright.load_task(task), Candidate.from_file(candidate, backend), _settings()
-        )
+        chosen = Candidate.from_file(candidate, backend)  # a contradicting --backend fails now
+        result = kernelwright.evaluate(kernelwright.load_task(task), chosen, _settings())
     except KernelwrightError as exc:
         _fail(exc)
     summary = result.summary()

@@ -13,7 +13,14 @@ from kernelwright.config import LLMSettings, Settings
 from kernelwright.errors import RunStoreError
 from kernelwright.graphs.hierarchy import R3Search
 from kernelwright.graphs.optimize import build_optimize_graph, recursion_limit
-from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer, owner_fields
+from kernelwright.graphs.store import (  # noqa: F401  (store_root, run_state: re-exported)
+    RunStore,
+    new_run_id,
+    open_checkpointer,
+    owner_fields,
+    run_state,
+    store_root,
+)
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
 from kernelwright.spec.plan import Profile, best_profile
@@ -38,10 +45,6 @@ class RunReport(BaseModel):
     best_candidate: str | None
     store: str
     reason: str | None = None  # why the run stopped (and, when correct is false, why no kernel)
-
-
-def store_root(settings: Settings, store: str | Path | None) -> Path:
-    return Path(store) if store else settings.data_dir
 
 
 def start_run(
@@ -199,10 +202,3 @@ def stop_reason(values: dict[str, Any], profiles: list[Profile], best: Profile |
     return f"no correct kernel in {len(profiles)} evaluations{detail}. Stopped: {why}"
 
 
-def run_state(run_id: str, settings: Settings, store: str | Path | None = None) -> dict[str, Any]:
-    """The latest checkpointed state of a run (without running anything)."""
-    runs = RunStore(store_root(settings, store))
-    runs.meta(run_id)  # a clear error for unknown ids
-    saver = open_checkpointer(runs.root)
-    tup = saver.get_tuple({"configurable": {"thread_id": run_id}})
-    return dict(tup.checkpoint["channel_values"]) if tup else {}

@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
-from rich.syntax import Syntax
 from rich.table import Table
 
 from kernelwright.config import Settings
-from kernelwright.graphs.runner import run_state, store_root
-from kernelwright.graphs.store import RunStore
-from kernelwright.report.console import speedup_text
+from kernelwright.graphs.store import RunStore, run_state, store_root
+from kernelwright.report.console import aligned, speedup_text
 from kernelwright.spec.plan import best_profile
 
 
@@ -22,17 +20,18 @@ def print_run(
     meta = runs.meta(run_id)
     state = run_state(run_id, settings, store)
     profiles = list(state.get("profiles") or [])
-    console.rule(f"run {run_id} — task {meta['task']} ({meta.get('status')})")
+    say = lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
+    say(f"run {run_id} — task {meta['task']} ({meta.get('status')})")
     plan = state.get("plan")
     if plan is not None:
-        console.print(
+        say(
             f"plan: {plan.operator_class.value}, space {plan.implementation_space.value}, "
             f"backend {plan.backend}\n  strategy: {plan.strategy}\n  why: {plan.rationale}"
         )
-    table = Table("#", "candidate", "origin", "verdict", "speedup [IQR]", "roofline", "flags")
+    rows = [("#", "candidate", "origin", "verdict", "speedup [IQR]", "roofline", "flags")]
     for i, p in enumerate(profiles, 1):
         frac = p.roofline.fraction if p.roofline else None
-        table.add_row(
+        rows.append((
             str(i),
             p.candidate_id,
             p.origin or "-",
@@ -40,22 +39,24 @@ def print_run(
             speedup_text(p.speedup, p.speedup_low, p.speedup_high),
             f"{frac:.1%}" if frac else "-",
             ", ".join(p.flags),
-        )
-    console.print(table)
-    console.print("decisions:")
+        ))  # fmt: skip
+    print(aligned(rows), flush=True)  # plain text: ids are never cut, whatever the width
+    say("decisions:")
     for i, d in enumerate(state.get("decisions") or [], 1):
-        console.print(f"  {i}. {d.action.value}: {d.reason}")
+        say(f"  {i}. {d.action.value}: {d.reason}")
     best = best_profile(profiles)
     if best is None:
         console.print("[red]no correct candidate[/red]")
         return
-    console.print(
+    say(
         f"best: {best.candidate_id} "
         f"{speedup_text(best.speedup, best.speedup_low, best.speedup_high)} "
         f"params {best.params}"
     )
     source = runs.load_candidate(run_id, best.candidate_id).source
-    console.print(Syntax(source, "python", line_numbers=False))
+    console.rule("source")
+    print(source.rstrip("\n"), flush=True)  # unwrapped and uncut: copy it, or pipe it to a pager
+    console.rule()
     _print_usage(console, runs, run_id)
     _print_prompt_lineage(console, runs, run_id, best.candidate_id)
     if archive:
