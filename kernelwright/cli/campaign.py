@@ -68,8 +68,10 @@ def campaign(
     finish(summary, root, json_out)
 
 
-def resume_campaign_command(campaign_id: str, store: Path | None, json_out: bool) -> None:
-    """`kernelwright resume CAMPAIGN_ID` lands here for campaigns."""
+def resume_campaign_command(
+    campaign_id: str, store: Path | None, json_out: bool, hours: float | None = None
+) -> None:
+    """`kernelwright resume CAMPAIGN_ID [--hours H]` lands here for campaigns."""
     from kernelwright.graphs.campaign_run import resume_campaign
     from kernelwright.graphs.store import store_root
 
@@ -77,7 +79,7 @@ def resume_campaign_command(campaign_id: str, store: Path | None, json_out: bool
     root = store_root(settings, store)
     try:
         summary = resume_campaign(
-            campaign_id, settings, root, observer=None if json_out else _progress
+            campaign_id, settings, root, observer=None if json_out else _progress, hours=hours
         )
     except KernelwrightError as exc:
         _fail(exc)
@@ -86,12 +88,15 @@ def resume_campaign_command(campaign_id: str, store: Path | None, json_out: bool
 
 def _progress(event: str, data: dict[str, Any]) -> None:
     if event == "slice":
-        print(f"[campaign] {Path(data['task']).stem}: up to {data['target']} evaluations",
-              flush=True)  # fmt: skip
+        before = data.get("spent_before", 0)
+        print(f"[campaign] {Path(data['task']).stem}: a slice of up to "
+              f"{data['target'] - before} evaluations ({before} so far, "
+              f"{data.get('budget_per_task', '?')} at most)", flush=True)  # fmt: skip
     elif event == "sliced":
         best = f"{data['best_after']:.2f}x" if data["best_after"] else "no correct kernel"
-        print(f"[campaign] {Path(data['task']).stem}: {data['spent']} evaluations, best {best}, "
-              f"gain {data['gain']:.2f} doublings", flush=True)  # fmt: skip
+        print(f"[campaign] {Path(data['task']).stem}: {data['evals']} evaluations in this "
+              f"slice ({data['spent']} in all), best {best}, gain {data['gain']:.2f} doublings",
+              flush=True)  # fmt: skip
     elif event == "finished":
         print(f"[campaign] finished: {data['stop_reason']}", flush=True)
 

@@ -82,7 +82,14 @@ def optimize(
 
 
 @app.command()
-def resume(run_id: str, store: StoreOpt = None, json_out: JsonOpt = False) -> None:
+def resume(
+    run_id: str,
+    store: StoreOpt = None,
+    json_out: JsonOpt = False,
+    hours: Annotated[float | None, typer.Option(
+        "--hours", help="campaigns: extend the time limit to H hours from now (also one that "
+        "finished on its time limit)", show_default="keep the campaign's deadline")] = None,
+) -> None:
     """Continue a run (or a campaign) from its last checkpoint."""
     import kernelwright
     from kernelwright.graphs.store import RunStore, store_root
@@ -95,9 +102,12 @@ def resume(run_id: str, store: StoreOpt = None, json_out: JsonOpt = False) -> No
     if meta.get("kind") == "campaign":
         from kernelwright.cli.campaign import resume_campaign_command
 
-        return resume_campaign_command(run_id, store, json_out)
+        return resume_campaign_command(run_id, store, json_out, hours)
     if meta.get("kind") == "chat":
         _fail(ChatError(f"{run_id} is a chat thread: `kernelwright chat --resume {run_id}`"))
+    if hours is not None:
+        _fail(ValueError(f"--hours extends campaigns; {run_id} is a single run: resume it "
+                         "without --hours (its budget bounds it)"))  # fmt: skip
     _run(
         lambda obs: kernelwright.resume(run_id, settings, store=store, observer=obs),
         meta.get("budget"),
