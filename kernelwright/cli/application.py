@@ -93,6 +93,10 @@ def application(
         table.add_row(Text(k.name), f"{k.share:.1%}", f"{k.invocations:g}",
                       "yes" if o else "", speed, Text(o.note if o else ""))  # fmt: skip
     console.print(table)
+    for o in result.outcomes:
+        if o.run_id:
+            console.print(f"{o.kernel}: run {o.run_id} (kernelwright show {o.run_id})",
+                          markup=False, highlight=False, soft_wrap=True)  # fmt: skip
     console.print(
         f"whole-application estimate: {result.speedup:.3f}x (Amdahl over the sampled shares; "
         "each target's speedup over its task's reference is assumed to carry over; kernels "

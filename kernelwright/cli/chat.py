@@ -26,9 +26,10 @@ from kernelwright.cli.runs import LlmKeyEnv, LlmModel, LlmUrl
 from kernelwright.errors import KernelwrightError
 
 HELP = (
-    "commands: /status /best /diff /stop /approve /reject REASON /quit\n"
+    "commands: /status /best /pick ID /diff /source /stop /approve /reject REASON /quit\n"
     "paste a PyTorch module between ``` fences, or name a task file"
 )
+DIFF_LINES = 40  # the review shows this much of the diff; /diff shows all of it
 
 
 def say(text: str = "") -> None:
@@ -194,10 +195,17 @@ class Conversation:
         command, _, rest = text.partition(" ")
         if command in ("/quit", "/exit"):
             return self._quit()
-        if self.pause is not None and self.pause.kind == "done":
-            return False
+        done = self.pause is not None and self.pause.kind == "done"
+        if done and command not in ("/source", "/diff", "/status", "/best", "/help", "/?"):
+            say("the review is over (the kernel is written); /source /diff /best /status, "
+                "or /quit to leave")  # fmt: skip
+            return True
         if command in ("/approve", "/reject"):
             self._answer(command == "/approve", rest.strip())
+        elif command == "/pick":
+            self._pick(rest.strip())
+        elif command == "/source":
+            self._source()
         elif command == "/stop":
             self.session.stop_event.set()
             say("stopping: the run ends after this round and offers its best kernel")
@@ -212,33 +220,65 @@ class Conversation:
         elif text:
             busy = "the run is working" if self._running() else "waiting for your review"
             say(f"{busy}; {HELP.splitlines()[0]}")
-        return not (self.pause is not None and self.pause.kind == "done")
+        return True  # only /quit (or the end of input) ends the program
 
-    def _answer(self, approve: bool, reason: str) -> None:
+    def _answer(self, approve: bool, reason: str, pick: str | None = None) -> None:
         if self._running() or self.session.where().kind != "review":
             say("nothing to review right now")
             return
         final = self.session.where().payload.get("kind") != "plan"
         say("approved" if approve else f"rejected: {reason or '(no reason given)'}")
-        self._start({"approve": approve, "reason": reason})
+        self._start({"approve": approve, "reason": reason, "pick": pick})
         if approve and final:
-            self.worker.join()  # a final approval only writes the kernel: wait, then end
+            self.worker.join()  # a final approval only writes the kernel: wait for it
+
+    def _pick(self, prefix: str) -> None:
+        """Approve any correct kernel of the thread, one rejected earlier included."""
+        where = self.session.where() if not self._running() else None
+        if where is None or where.kind != "review" or where.payload.get("kind") == "plan":
+            say("/pick works at the final review: wait for it")
+            return
+        kernel = self.session.find_kernel(prefix) if prefix else None
+        if kernel is None:
+            say(f"no single correct kernel with id {prefix or '(none given)'}: /best lists them")
+            return
+        say(f"picked {kernel.candidate_id} ({kernel.speedup:.2f}x)")
+        self._answer(True, "", pick=kernel.candidate_id)
 
     def _best(self) -> None:
-        best = self.session.best()
-        if best is None:
+        kernels = self.session.kernels()
+        if not kernels:
             say("no correct kernel yet")
             return
-        summary, source = best
-        say(f"best {summary['candidate_id']}: {summary['speedup']:.2f}x")
-        say(source)
+        say("correct kernels, fastest first (/pick ID approves one, /source shows the offered):")
+        for profile, rejected in kernels:
+            spread = ""
+            if profile.speedup_low is not None and profile.speedup_high is not None:
+                spread = f" [{profile.speedup_low:.2f}, {profile.speedup_high:.2f}]"
+            mark = "  (rejected earlier)" if rejected else ""
+            say(f"  {profile.candidate_id}: {profile.speedup:.2f}x{spread}{mark}")
+
+    def _source(self) -> None:
+        approved = (self.pause.payload.get("approved")
+                    if self.pause is not None and self.pause.kind == "done" else None)  # fmt: skip
+        best = self.session.best()
+        if approved is None and best is None:
+            say("no correct kernel yet")
+            return
+        cid = approved or best[0]["candidate_id"]
+        say(f"----- source of {cid} -----")
+        say(self.session.source(cid).rstrip("\n"))
+        say("-------------------------")
 
     def _quit(self) -> bool:
         if self._running():
             say("quitting after the current step...")
             self.quit.set()
             self.worker.join()
-        say(f"bye: continue with  kernelwright chat --resume {self.session.run_id}")
+        if self.pause is not None and self.pause.kind == "done":
+            say("bye")
+        else:
+            say(f"bye: continue with  kernelwright chat --resume {self.session.run_id}")
         return False
 
     # -- what the user sees -----------------------------------------------------------------------
@@ -246,11 +286,14 @@ class Conversation:
         for line in review_lines(payload):
             say(line)
         if payload.get("kind") == "kernel":
-            best = self.session.best()
-            if best is not None:
-                say("----- kernel source -----")
-                say(best[1])
-                say("-------------------------")
+            diff = (self.session.diff() or "").splitlines()
+            if diff:
+                say("----- diff against its parent -----")
+                for line in diff[:DIFF_LINES]:
+                    say(line)
+                if len(diff) > DIFF_LINES:
+                    say(f"... {len(diff) - DIFF_LINES} more lines: /diff")
+            say("the whole source: /source; every correct kernel: /best; take another: /pick ID")
         say("approve? /approve or /reject REASON")
 
     def _done(self, pause) -> None:
@@ -258,6 +301,7 @@ class Conversation:
         where = self.session.runs.best_path(self.session.run_id)
         if approved:
             say(f"done: kernel {approved} approved, written to {where}")
+            say("/source shows it, /quit leaves")
         else:
             say("done: ended without an approved kernel")
 
@@ -299,7 +343,11 @@ def review_lines(payload: dict[str, Any]) -> list[str]:
         return [f"NO CORRECT KERNEL {head}", "/reject REASON gives the coder more budget"]
     low, high = payload.get("speedup_low"), payload.get("speedup_high")
     spread = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
+    frac, origin = payload.get("roofline_fraction"), payload.get("origin")
+    extra = [f"roofline {frac:.1%} of this machine's bound" if frac else "",
+             f"from {origin}" if origin else ""]  # fmt: skip
     return [
         f"FINAL KERNEL for review {head}:",
         f"  {payload['candidate_id']}: {payload['speedup']:.2f}x{spread} over the reference",
+        *([f"  {'; '.join(e for e in extra if e)}"] if any(extra) else []),
     ]

@@ -34,3 +34,20 @@ def test_help_lists_choices_and_defaults(command, shown):
     out = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"}).output
     for text in shown:
         assert text in out, out
+
+
+def test_the_docs_launch_counts_are_the_suites():
+    """docs/SAMPLING.md's lud row against the suite's size and the workload's launch count."""
+    import re
+    from pathlib import Path
+
+    from kernelwright.tools.gpusim.workloads import SAMPLING_SUITE
+    from kernelwright.tools.gpusim.workloads.lud import LudWorkload
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "SAMPLING.md").read_text()
+    size, launches = map(int, re.search(r"\| lud \| N = (\d+) \| (\d+) \|", docs).groups())
+    (entry,) = [e for e in SAMPLING_SUITE if e.name == "lud"]
+    assert entry.params["size"] == size
+    assert launches == 3 * (size // 16 - 1) + 1
+    default = LudWorkload.defaults["size"]
+    assert f"(lud: N = {default}, {3 * (default // 16 - 1) + 1} launches" in docs
