@@ -136,9 +136,5 @@ class KernelCtx:
             if len(b.key) == len(key) and all(a == c for a, c in zip(b.key, key, strict=True)):
                 return b.var
         if node.id in self.owned and node.kind != "pointwise":
-            import os
-            if os.environ.get("KW_DEBUG"):
-                print("want", [str(x) for x in key], "have",
-                      [[str(x) for x in b.key] for b in self.bound.get(node.id, [])])
             raise NotFusable(node)
         return None

@@ -348,7 +348,7 @@ def _fix_outputs(g: LoweredGraph) -> None:
     """Every output gets a buffer of its own: copy inputs and repeated outputs."""
     seen: set[int] = set()
     for i, n in enumerate(g.outputs):
-        if isinstance(n, Input) or n.id in seen or n.kind == "reduction" and False:
+        if isinstance(n, Input) or n.id in seen:
             copy = Pointwise(tuple(n.shape), n.dtype, [n], name=f"copy{i}", cost=0,
                              fn=lambda k, idx, n=n: n.load(k, idx))
             g.nodes.append(copy)
