@@ -9,15 +9,10 @@ import pytest
 
 from kernelwright.config import Settings
 from kernelwright.errors import CampaignError
-from kernelwright.graphs.campaign_metrics import (
-    KernelBenchMetrics,
-    TaskRow,
-    fast_p,
-    geomean,
-    markdown_summary,
-)
+from kernelwright.graphs.campaign_metrics import KernelBenchMetrics, TaskRow, markdown_summary
 from kernelwright.graphs.campaign_run import resume_campaign, start_campaign
 from kernelwright.graphs.store import RunStore
+from kernelwright.graphs.summary_models import ReportData, Roofs, fast_p, geomean
 
 from .fakes import Evaluator, team
 
@@ -119,11 +114,13 @@ def row(task, speedup, low=None):
 
 def test_kernelbench_metrics_by_hand():
     rows = [row("a", 2.0, 1.5), row("b", 0.5), row("c", None), row("d", 8.0, 0.9)]
-    assert fast_p(rows, 0.0) == 0.75 and fast_p(rows, 1.0) == 0.5
+    pairs = [(r.correct, r.speedup) for r in rows]
+    assert fast_p(pairs, 0.0) == 0.75 and fast_p(pairs, 1.0) == 0.5
     assert geomean([2.0, 0.5, 8.0]) == pytest.approx(2.0)
     metrics = KernelBenchMetrics(tasks=4, fast_0=0.75, fast_1=0.5, geomean_speedup=2.0)
     assert metrics.fast_1 == 0.5
-    assert fast_p([], 1.0) == 0.0 and geomean([]) is None
+    assert fast_p([], 1.0) is None and geomean([]) is None  # the report's values too
+    assert ReportData(generated=0, store="s", runs=[], roofs=Roofs()).fast_p(1.0) is None
 
 
 def test_markdown_summary_lists_both_metric_sets(task_dir, settings):
