@@ -280,7 +280,7 @@ def lower_task(task: Task, backend: str = "sycl", params: dict[str, Any] | None 
     from kernelwright.spec import derive_contract, variant_inputs
     from kernelwright.spec.inputs import init_inputs_for, nominal_inputs
 
-    module = task.load_module()
+    module = task.module()  # the module Task.from_path imported: no second import here
     if contract is None:
         try:
             contract = derive_contract(task)
