@@ -228,6 +228,10 @@ class Conversation:
             return
         final = self.session.where().payload.get("kind") != "plan"
         say("approved" if approve else f"rejected: {reason or '(no reason given)'}")
+        if not approve and reason and not understood(reason):
+            say("note: nothing in that reason changes the run's backend, budget, time limit, "
+                "tolerance or implementation spaces (what a reason can change); the run goes on "
+                "with more budget and the rejected kernel is not offered again")  # fmt: skip
         self._start({"approve": approve, "reason": reason, "pick": pick})
         if approve and final:
             self.worker.join()  # a final approval only writes the kernel: wait for it
@@ -304,6 +308,14 @@ class Conversation:
             say("/source shows it, /quit leaves")
         else:
             say("done: ended without an approved kernel")
+
+
+def understood(reason: str) -> bool:
+    """Whether the request parser reads anything a run can act on in ``reason``."""
+    from kernelwright.agents.request_parser import OfflineRequestParser, RunRequest
+
+    said = OfflineRequestParser().parse(reason).model_dump(exclude={"text", "notes"})
+    return said != RunRequest().model_dump(exclude={"text", "notes"})
 
 
 def progress_lines(node: str, update: dict[str, Any]) -> list[str]:

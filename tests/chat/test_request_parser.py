@@ -235,6 +235,10 @@ def test_paraphrases_are_understood(text, field, expected):
     "make it faster", "the last one was slower", "try larger work per thread",
     "use fewer registers", "looks wrong to me",
 ])  # fmt: skip
-def test_words_without_a_field_change_no_field(text):
+def test_words_without_a_field_change_no_field_and_chat_says_so(text):
+    from kernelwright.cli.chat import understood
+
     request = parse(text)
     assert request.model_dump(exclude={"text"}) == RunRequest().model_dump(exclude={"text"})
+    assert not understood(text)  # the chat tells the user the reason changed no setting
+    assert understood(text + ", and you may use BLAS")
