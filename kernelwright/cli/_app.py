@@ -111,7 +111,8 @@ FLAGS = {"backend": "--backend", "budget": "--budget", "time_limit_s": "--time-l
          "api_key_env": "--llm-api-key-env"}  # fmt: skip
 
 
-def validation_line(exc: Exception, given: dict[str, Any] | None = None) -> str:
+def validation_line(exc: Exception, given: dict[str, Any] | None = None,
+                    env: str = "KERNELWRIGHT_") -> str:  # fmt: skip
     """A pydantic ``ValidationError`` as one line: the flag (or env var), the value, the rule."""
     errors = exc.errors() if hasattr(exc, "errors") else []
     if not errors:
@@ -121,9 +122,9 @@ def validation_line(exc: Exception, given: dict[str, Any] | None = None) -> str:
         field = str(err["loc"][-1]) if err.get("loc") else "value"
         name = FLAGS.get(field, f"--{field.replace('_', '-')}")
         if given is not None and field not in given and field in FLAGS:
-            name = f"{name} (or $KERNELWRIGHT_{field.upper()})"
+            name = f"{name} (or ${env}{field.upper()})"
         elif given is not None and field not in given:
-            name = f"$KERNELWRIGHT_{field.upper()}"
+            name = f"${env}{field.upper()}"
         rule = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         parts.append(f"{name} {err.get('input')!r} is not valid: {rule[:1].lower() + rule[1:]}")
     return "; ".join(parts) + " (fix the value; `kernelwright COMMAND --help` lists defaults)"
@@ -152,7 +153,7 @@ def llm_settings(**flags):
     try:
         return LLMSettings(**given)
     except ValidationError as exc:
-        _fail(ValueError(validation_line(exc, given)))
+        _fail(ValueError(validation_line(exc, given, env="KERNELWRIGHT_LLM_")))
 
 
 def _fail(exc: Exception) -> NoReturn:
