@@ -69,11 +69,29 @@ def test_the_table_covers_at_least_twenty_mistakes():
 @pytest.mark.parametrize("columns", [40, 200])
 @pytest.mark.parametrize(("argv", "names"), MISTAKES, ids=[" ".join(a) for a, _ in MISTAKES])
 def test_a_mistake_is_one_line_naming_problem_and_fix(tmp_path, columns, argv, names):
+    _check(tmp_path, columns, argv, names, {})
+
+
+# Mistakes in the environment: the line names the variable as well as the flag.
+ENV_MISTAKES = [
+    ({"KERNELWRIGHT_BACKEND": "gpu"}, ["runs"], ["$KERNELWRIGHT_BACKEND", "'gpu'", "sycl"]),
+    ({"KERNELWRIGHT_LLM_MAX_COST": "-2"}, ["optimize", TASK],
+     ["$KERNELWRIGHT_LLM_MAX_COST", "greater than 0"]),
+]
+
+
+@pytest.mark.parametrize(("env", "argv", "names"), ENV_MISTAKES)
+def test_an_environment_mistake_is_one_line_too(tmp_path, env, argv, names):
+    _check(tmp_path, 40, argv, names, env)
+
+
+def _check(tmp_path, columns: int, argv: list[str], names: list[str], extra: dict) -> None:
     data = tmp_path / "data"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(data),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": str(columns),
-           "KERNELWRIGHT_LLM_MODEL": ""}  # fmt: skip
-    env.pop("KERNELWRIGHT_LLM_MODEL")
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": str(columns)}  # fmt: skip
+    for name in [k for k in env if k.startswith("KERNELWRIGHT_")]:
+        del env[name]
+    env.update(extra)
     args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     proc = subprocess.run([sys.executable, "-m", "kernelwright.cli", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
