@@ -11,10 +11,12 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from kernelwright.errors import LLMError
+
+BACKENDS = ("sycl", "cpp", "cuda")  # the kernel backends a run can target
 
 
 def default_data_dir() -> Path:
@@ -172,7 +174,7 @@ class Settings(BaseSettings):
     hierarchy: bool = Field(True, description="R^3: archive outside, Optuna tuner inside")
     inner_share: float = Field(0.5, ge=0, le=1, description="budget share of the inner level")
     budget: int = Field(24, ge=1, description="candidate evaluations per task")
-    time_limit_s: float | None = None
+    time_limit_s: float | None = Field(None, gt=0, description="wall-clock limit of a run")
     max_idle_rounds: int = Field(
         3, ge=1, description="rounds in a row proposing nothing new before the run stops"
     )
@@ -184,10 +186,17 @@ class Settings(BaseSettings):
     # The LLM team (``llm.model`` None = offline policies only).
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _known_backend(cls, value: object) -> object:
+        """Any case is accepted (``SYCL``, ``Cpp``); an unknown name lists the choices."""
+        if not isinstance(value, str):
+            return value
+        name = value.strip().lower()
+        if name not in BACKENDS:
+            raise ValueError(f"unknown backend; choose one of {', '.join(BACKENDS)}")
+        return name
+
     @property
     def build_cache_dir(self) -> Path:
         return self.cache_dir / "builds"
-
-    @property
-    def runs_dir(self) -> Path:
-        return self.data_dir / "runs"

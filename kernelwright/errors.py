@@ -122,6 +122,13 @@ class EmulatorError(LaunchError):
     """
 
 
+class MemoryFault(LaunchError):
+    """An emulated access outside every buffer (what compute-sanitizer would report).
+
+    The message names the kernel, the address and the nearest buffer; fix the kernel's indexing.
+    """
+
+
 class UnsupportedInstructionError(LaunchError, NotImplementedError):
     """The emulator cannot execute an instruction; the message names it, the kernel and line.
 

@@ -29,6 +29,24 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from kernelwright.agents.request_words import (
+    ATOL,
+    BACKEND,
+    BACKEND_WORDS,
+    BUDGET,
+    DTYPE_WORDS,
+    EXACT,
+    FENCE,
+    LOOSE,
+    NAME_WORDS,
+    PATH,
+    RTOL,
+    SCI,
+    SPACE_RULES,
+    TIME,
+    TOL,
+    UNIT,
+)
 from kernelwright.spec.contract import DEFAULT_TOLERANCES, ImplementationSpace
 
 if TYPE_CHECKING:
@@ -38,15 +56,6 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("sycl", "cpp", "cuda")
 ALL_DTYPES = "*"  # a tolerance for every floating dtype
-DTYPE_WORDS = {
-    "fp32": "float32", "float32": "float32", "f32": "float32", "single": "float32",
-    "fp16": "float16", "float16": "float16", "f16": "float16", "half": "float16",
-    "bf16": "bfloat16", "bfloat16": "bfloat16",
-    "fp64": "float64", "float64": "float64", "double": "float64",
-}  # fmt: skip
-_DTYPE = "|".join(sorted(DTYPE_WORDS, key=len, reverse=True))
-_NUMBER = r"(\d+(?:\.\d+)?(?:e-?\d+)?)"
-_SCI = r"\b(\d+(?:\.\d+)?e-\d+)\b"
 
 
 class RunRequest(BaseModel):
@@ -121,60 +130,7 @@ def _union(a: list, b: list) -> list:
 
 
 # -- offline rules ---------------------------------------------------------------------------
-_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*[ \t]*\n(.*?)(?:\n```|\Z)", re.S)
-_PATH = re.compile(r"(?<![\w/.~-])((?:~|\.{1,2})?/?[\w./~-]*[\w-]\.py)\b")
-_BACKEND_WORDS = {
-    "sycl": "sycl", "dpc++": "sycl", "dpcpp": "sycl", "cpp": "cpp", "c++": "cpp",
-    "openmp": "cpp", "cuda": "cuda", "nvcc": "cuda",
-}  # fmt: skip
-_BACKEND = re.compile(
-    r"(?<![\w+])(no\s+|not\s+|without\s+)?(" + "|".join(map(re.escape, _BACKEND_WORDS)) + r")"
-    r"(?![\w+])",
-    re.I,
-)
-_BUDGET = [
-    re.compile(r"\bbudget(?:\s+of)?\s*(?:=|:)?\s*(\d+)", re.I),
-    re.compile(
-        r"\b(\d+)\s*(?:more\s+|extra\s+)?(?:evaluations?|evals?|tries|attempts|"
-        r"candidates|kernels)\b",
-        re.I,
-    ),
-]
-_TIME = re.compile(
-    r"\b(?:in|within|for|under|time\s*limit(?:\s+of)?)\s+" + _NUMBER
-    + r"\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b",
-    re.I,
-)  # fmt: skip
-_UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0}
-_EXACT = re.compile(
-    rf"(?:\b({_DTYPE})\s+)?\b(?:bit[- ]?)?exact\b(?:\s+(?:in\s+)?({_DTYPE})\b)?", re.I
-)
-_LOOSE = re.compile(
-    rf"\b({_DTYPE})\s+(?:precision\s+)?(?:is\s+)?(?:ok|okay|fine|acceptable)\b", re.I
-)
-_ATOL = re.compile(rf"\batol\s*[=:]?\s*{_NUMBER}", re.I)
-_RTOL = re.compile(rf"\brtol\s*[=:]?\s*{_NUMBER}", re.I)
-_TOL = re.compile(
-    rf"\b(?:tolerance|tol|within|error)\s*(?:of\s+)?[=:]?\s*{_NUMBER}(?!\s*[a-z])", re.I
-)
-_VENDOR, _FRAMEWORK = ImplementationSpace.VENDOR_LIBRARY, ImplementationSpace.FRAMEWORK
-_SPACE_RULES: list[tuple[re.Pattern, str, ImplementationSpace]] = [
-    (re.compile(r"\b(?:no|without|avoid|not)\s+(?:any\s+)?(?:vendor\s+lib\w*|cublas|cudnn|"
-                r"onednn|mkl|blas|libraries)\b", re.I), "exclude", _VENDOR),
-    (re.compile(r"\b(?:vendor\s+lib\w*|cublas|onednn|mkl)\s+(?:are\s+|is\s+)?(?:ok|okay|fine|"
-                r"allowed)\b", re.I), "include", _VENDOR),
-    (re.compile(r"\b(?:no|without|avoid)\s+(?:torch|pytorch|framework)(?:\s+(?:ops|operators|"
-                r"calls))?\b", re.I), "exclude", _FRAMEWORK),
-    (re.compile(r"\b(?:torch|pytorch|framework)(?:\.compile|\s+ops|\s+operators)?\s+(?:are\s+|"
-                r"is\s+)?(?:ok|okay|fine|allowed)\b", re.I), "include", _FRAMEWORK),
-    (re.compile(r"\b(?:custom|hand[- ]written)\s+kernels?\s+only\b|\bonly\s+(?:custom|"
-                r"hand[- ]written)\s+kernels?\b", re.I), "only",
-     ImplementationSpace.CUSTOM_KERNEL),
-]  # fmt: skip
-_NAME_WORDS = (
-    "softmax", "layernorm", "layer_norm", "rmsnorm", "gelu", "relu", "matmul", "gemm",
-    "transpose", "reduction", "sum", "attention", "conv",
-)  # fmt: skip
+# -- offline rules: the patterns live in request_words.py ---------------------------------
 
 
 class OfflineRequestParser:
@@ -194,7 +150,7 @@ class OfflineRequestParser:
         elif (path := _path_in(words)) is not None:
             fields["task_path"] = path
         fields["backend"] = _backend_in(words)
-        fields["budget"] = _first_int(_BUDGET, words)
+        fields["budget"] = _first_int(BUDGET, words)
         fields["time_limit_s"] = _time_in(words)
         fields["tolerances"] = _tolerances_in(words)
         for kind, spaces in _spaces_in(words).items():
@@ -207,7 +163,7 @@ class OfflineRequestParser:
 
 def _split_code(text: str) -> tuple[str | None, str]:
     """(pasted module or None, the words around it)."""
-    for match in _FENCE.finditer(text):
+    for match in FENCE.finditer(text):
         if "class Model" in match.group(1):
             return match.group(1).strip() + "\n", text[: match.start()] + text[match.end() :]
     if "class Model" in text and "def get_inputs" in text:
@@ -221,14 +177,14 @@ def _split_code(text: str) -> tuple[str | None, str]:
 
 
 def _path_in(words: str) -> str | None:
-    match = _PATH.search(words)
+    match = PATH.search(words)
     return match.group(1) if match else None
 
 
 def _backend_in(words: str) -> str | None:
-    for match in _BACKEND.finditer(words):
+    for match in BACKEND.finditer(words):
         if match.group(1) is None:
-            return _BACKEND_WORDS[match.group(2).lower()]
+            return BACKEND_WORDS[match.group(2).lower()]
     return None
 
 
@@ -240,27 +196,27 @@ def _first_int(patterns: list[re.Pattern], words: str) -> int | None:
 
 
 def _time_in(words: str) -> float | None:
-    match = _TIME.search(words)
+    match = TIME.search(words)
     if match is None:
         return None
-    return float(match.group(1)) * _UNIT[match.group(2)[0].lower()]
+    return float(match.group(1)) * UNIT[match.group(2)[0].lower()]
 
 
 def _tolerances_in(words: str) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
-    for match in _LOOSE.finditer(words):
-        loose = DEFAULT_TOLERANCES[DTYPE_WORDS[match.group(1).lower()]]
+    for match in LOOSE.finditer(words):
+        loose = DEFAULT_TOLERANCES[DTYPE_WORDS[(match.group(1) or match.group(2)).lower()]]
         out["float32"] = loose
-    atol, rtol = _ATOL.search(words), _RTOL.search(words)
+    atol, rtol = ATOL.search(words), RTOL.search(words)
     if atol or rtol:
         a = float(atol.group(1)) if atol else None
         r = float(rtol.group(1)) if rtol else None
         out[ALL_DTYPES] = (a if a is not None else r, r if r is not None else a)
     else:
-        number = _TOL.search(words) or re.search(_SCI, words)
+        number = TOL.search(words) or re.search(SCI, words)
         if number is not None:
             out[ALL_DTYPES] = (float(number.group(1)), float(number.group(1)))
-    for match in _EXACT.finditer(words):
+    for match in EXACT.finditer(words):
         named = match.group(1) or match.group(2)
         out[DTYPE_WORDS[named.lower()] if named else ALL_DTYPES] = (0.0, 0.0)
     return out
@@ -268,15 +224,18 @@ def _tolerances_in(words: str) -> dict[str, tuple[float, float]]:
 
 def _spaces_in(words: str) -> dict[str, list[ImplementationSpace]]:
     out: dict[str, list[ImplementationSpace]] = {"include": [], "exclude": [], "only": []}
-    for pattern, kind, space in _SPACE_RULES:
+    for pattern, kind, space in SPACE_RULES:
         if pattern.search(words) and space not in out[kind]:
             out[kind].append(space)
+    for space in out["exclude"]:  # "don't use BLAS" also reads as "use BLAS": the no wins
+        if space in out["include"]:
+            out["include"].remove(space)
     return out
 
 
 def _name_from(text: str) -> str:
     lowered = text.lower()
-    found = next((w for w in _NAME_WORDS if w in lowered), None)
+    found = next((w for w in NAME_WORDS if w in lowered), None)
     return f"chat_{found}" if found else "chat_task"
 
 

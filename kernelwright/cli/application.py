@@ -10,8 +10,22 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from kernelwright.cli._app import JsonOpt, _fail, _settings, app, console, print_json
-from kernelwright.cli.sample import METHODS
+from kernelwright.cli._app import (
+    DEFAULT_GPU,
+    BackendOpt,
+    BudgetOpt,
+    GpuOpt,
+    JsonOpt,
+    _fail,
+    _settings,
+    app,
+    check_file,
+    check_gpu,
+    check_trace_dir,
+    console,
+    print_json,
+)
+from kernelwright.cli.sample import Method
 from kernelwright.errors import KernelwrightError
 
 TaskOpt = Annotated[
@@ -36,22 +50,31 @@ def parse_task_map(items: list[str]) -> dict[str, Path]:
 def application(
     trace_dir: Path,
     task: TaskOpt = None,
-    top: Annotated[int, typer.Option(help="optimise at most this many kernels")] = 3,
-    coverage: Annotated[float, typer.Option(help="stop adding targets past this time share")]
-    = 0.8,
-    budget: Annotated[int | None, typer.Option(help="evaluations per target kernel")] = None,
-    method: Annotated[str, typer.Option(help="sampler: " + "|".join(METHODS))] = "gcl",
-    gpu: Annotated[str, typer.Option(help="GPU of the reference timing model")] = "rtx2080ti",
+    top: Annotated[int, typer.Option(help="optimise at most this many kernels", min=1)] = 3,
+    coverage: Annotated[float, typer.Option(
+        help="stop adding targets past this time share (0 < coverage <= 1)")] = 0.8,
+    budget: BudgetOpt = None,
+    backend: BackendOpt = None,
+    method: Annotated[Method, typer.Option(help="sampler", case_sensitive=False)] = "gcl",
+    gpu: GpuOpt = DEFAULT_GPU,
     json_out: JsonOpt = False,
 ) -> None:
     """Rank TRACE_DIR's kernels by sampled time share; optimise the targets given a --task."""
     from kernelwright.graphs.application import optimize_application, plan_application
 
-    if method not in METHODS:
-        _fail(ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}"))
+    check_gpu(gpu)
+    check_trace_dir(trace_dir)
+    if not 0 < coverage <= 1:
+        _fail(ValueError(f"--coverage {coverage:g} is not valid: give a share in (0, 1], "
+                         "e.g. 0.8"))  # fmt: skip
     try:
         tasks = parse_task_map(task or [])
-        settings = _settings(budget=budget)
+    except ValueError as exc:
+        _fail(exc)
+    for name, path in tasks.items():
+        check_file(path, f"the task file of kernel {name!r},", "examples/tasks/l1_gelu.py")
+    settings = _settings(budget=budget, backend=backend)
+    try:
         plan = plan_application(trace_dir, method=method, gpu=gpu, top=top, coverage=coverage,
                                 settings=settings)
         result = optimize_application(plan, tasks, settings)
@@ -70,6 +93,10 @@ def application(
         table.add_row(Text(k.name), f"{k.share:.1%}", f"{k.invocations:g}",
                       "yes" if o else "", speed, Text(o.note if o else ""))  # fmt: skip
     console.print(table)
+    for o in result.outcomes:
+        if o.run_id:
+            console.print(f"{o.kernel}: run {o.run_id} (kernelwright show {o.run_id})",
+                          markup=False, highlight=False, soft_wrap=True)  # fmt: skip
     console.print(
         f"whole-application estimate: {result.speedup:.3f}x (Amdahl over the sampled shares; "
         "each target's speedup over its task's reference is assumed to carry over; kernels "

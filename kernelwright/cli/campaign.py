@@ -7,7 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelwright.cli._app import BackendOpt, JsonOpt, SpacesOpt, StoreOpt, _fail, _settings, app
+from kernelwright.cli._app import (
+    BackendOpt,
+    JsonOpt,
+    SpacesOpt,
+    StoreOpt,
+    _fail,
+    _settings,
+    app,
+    llm_settings,
+)
 from kernelwright.cli.runs import LlmKeyEnv, LlmModel, LlmUrl, MaxCost, MaxTokens
 from kernelwright.errors import KernelwrightError
 
@@ -15,11 +24,14 @@ from kernelwright.errors import KernelwrightError
 @app.command()
 def campaign(
     task_dir: Path,
-    hours: Annotated[float, typer.Option("--hours", help="wall-clock limit of the campaign")],
+    hours: Annotated[float, typer.Option("--hours", help="wall-clock limit of the campaign",
+                                         min=0.0)],
     budget_per_task: Annotated[
-        int | None, typer.Option("--budget-per-task", help="evaluations per task at most")
+        int | None, typer.Option("--budget-per-task", help="evaluations per task at most",
+                                 min=1, show_default="24 (the run budget)")
     ] = None,
-    slice_evals: Annotated[int, typer.Option("--slice", help="evaluations per bandit pull")] = 2,
+    slice_evals: Annotated[int, typer.Option("--slice", help="evaluations per bandit pull",
+                                             min=1)] = 2,
     max_tokens: MaxTokens = None,
     max_cost: MaxCost = None,
     backend: BackendOpt = None,
@@ -34,15 +46,19 @@ def campaign(
     """Optimise every task file of TASK_DIR; a bandit (sliding-window UCB on improvement per
     evaluation) gives the evaluations to the tasks that improve. Resume with `kernelwright resume
     CAMPAIGN_ID`."""
-    from kernelwright.config import LLMSettings
     from kernelwright.graphs.campaign_run import start_campaign
-    from kernelwright.graphs.runner import store_root
+    from kernelwright.graphs.store import store_root
 
-    given = {"base_url": llm_base_url, "model": llm_model, "api_key_env": llm_api_key_env,
-             "max_tokens": max_tokens, "max_cost": max_cost}  # fmt: skip
+    if hours <= 0:
+        _fail(ValueError(f"--hours {hours:g} is not valid: give a positive number of hours"))
+    if not task_dir.is_dir():
+        what = "is a file" if task_dir.exists() else "does not exist"
+        _fail(FileNotFoundError(f"task folder {task_dir} {what}: pass a DIRECTORY of task "
+                                "files, e.g. examples/tasks (one task: `kernelwright optimize`)"))
+    llm = llm_settings(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env,
+                       max_tokens=max_tokens, max_cost=max_cost)  # fmt: skip
+    settings = _settings(backend=backend, llm=llm, spaces=spaces)
     try:
-        llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
-        settings = _settings(backend=backend, llm=llm, spaces=spaces)
         root = store_root(settings, store)
         summary = start_campaign(
             task_dir, settings, root, hours=hours, budget_per_task=budget_per_task,
@@ -54,16 +70,18 @@ def campaign(
     finish(summary, root, json_out)
 
 
-def resume_campaign_command(campaign_id: str, store: Path | None, json_out: bool) -> None:
-    """`kernelwright resume CAMPAIGN_ID` lands here for campaigns."""
+def resume_campaign_command(
+    campaign_id: str, store: Path | None, json_out: bool, hours: float | None = None
+) -> None:
+    """`kernelwright resume CAMPAIGN_ID [--hours H]` lands here for campaigns."""
     from kernelwright.graphs.campaign_run import resume_campaign
-    from kernelwright.graphs.runner import store_root
+    from kernelwright.graphs.store import store_root
 
     settings = _settings()
     root = store_root(settings, store)
     try:
         summary = resume_campaign(
-            campaign_id, settings, root, observer=None if json_out else _progress
+            campaign_id, settings, root, observer=None if json_out else _progress, hours=hours
         )
     except KernelwrightError as exc:
         _fail(exc)
@@ -72,12 +90,15 @@ def resume_campaign_command(campaign_id: str, store: Path | None, json_out: bool
 
 def _progress(event: str, data: dict[str, Any]) -> None:
     if event == "slice":
-        print(f"[campaign] {Path(data['task']).stem}: up to {data['target']} evaluations",
-              flush=True)  # fmt: skip
+        before = data.get("spent_before", 0)
+        print(f"[campaign] {Path(data['task']).stem}: a slice of up to "
+              f"{data['target'] - before} evaluations ({before} so far, "
+              f"{data.get('budget_per_task', '?')} at most)", flush=True)  # fmt: skip
     elif event == "sliced":
         best = f"{data['best_after']:.2f}x" if data["best_after"] else "no correct kernel"
-        print(f"[campaign] {Path(data['task']).stem}: {data['spent']} evaluations, best {best}, "
-              f"gain {data['gain']:.2f} doublings", flush=True)  # fmt: skip
+        print(f"[campaign] {Path(data['task']).stem}: {data['evals']} evaluations in this "
+              f"slice ({data['spent']} in all), best {best}, gain {data['gain']:.2f} doublings",
+              flush=True)  # fmt: skip
     elif event == "finished":
         print(f"[campaign] finished: {data['stop_reason']}", flush=True)
 

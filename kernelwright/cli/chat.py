@@ -12,15 +12,25 @@ from typing import Annotated, Any
 
 import typer
 
-from kernelwright.cli._app import BackendOpt, StoreOpt, _fail, _settings, app
+from kernelwright.cli._app import (
+    BackendOpt,
+    BudgetOpt,
+    StoreOpt,
+    _fail,
+    _settings,
+    app,
+    check_file,
+    llm_settings,
+)
 from kernelwright.cli.runs import LlmKeyEnv, LlmModel, LlmUrl
 from kernelwright.errors import KernelwrightError
 from kernelwright.spec.figures import medians_text
 
 HELP = (
-    "commands: /status /best /diff /stop /approve /reject REASON /quit\n"
+    "commands: /status /best /pick ID /diff /source /stop /approve /reject REASON /quit\n"
     "paste a PyTorch module between ``` fences, or name a task file"
 )
+DIFF_LINES = 40  # the review shows this much of the diff; /diff shows all of it
 
 
 def say(text: str = "") -> None:
@@ -33,20 +43,20 @@ def chat(
     task: Annotated[Path | None, typer.Argument(help="task file (optional)")] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="thread id to continue")] = None,
     backend: BackendOpt = None,
-    budget: Annotated[int | None, typer.Option(help="candidate evaluations")] = None,
+    budget: BudgetOpt = None,
     store: StoreOpt = None,
     llm_base_url: LlmUrl = None,
     llm_model: LlmModel = None,
     llm_api_key_env: LlmKeyEnv = None,
 ) -> None:
     """Talk to kernelwright: say what to make faster; approve or reject the plan and the kernel."""
-    from kernelwright.config import LLMSettings
-    from kernelwright.graphs.runner import store_root
+    from kernelwright.graphs.store import store_root
 
-    given = {"base_url": llm_base_url, "model": llm_model, "api_key_env": llm_api_key_env}
+    if task is not None:
+        check_file(task, "task", "examples/tasks/l1_gelu.py")
+    llm = llm_settings(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env)
+    settings = _settings(backend=backend, budget=budget, llm=llm)
     try:
-        llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
-        settings = _settings(backend=backend, budget=budget, llm=llm)
         root = store_root(settings, store)
         session = _open(resume, task, settings, root)
         if session is not None:
@@ -186,10 +196,17 @@ class Conversation:
         command, _, rest = text.partition(" ")
         if command in ("/quit", "/exit"):
             return self._quit()
-        if self.pause is not None and self.pause.kind == "done":
-            return False
+        done = self.pause is not None and self.pause.kind == "done"
+        if done and command not in ("/source", "/diff", "/status", "/best", "/help", "/?"):
+            say("the review is over (the kernel is written); /source /diff /best /status, "
+                "or /quit to leave")  # fmt: skip
+            return True
         if command in ("/approve", "/reject"):
             self._answer(command == "/approve", rest.strip())
+        elif command == "/pick":
+            self._pick(rest.strip())
+        elif command == "/source":
+            self._source()
         elif command == "/stop":
             self.session.stop_event.set()
             say("stopping: the run ends after this round and offers its best kernel")
@@ -204,34 +221,71 @@ class Conversation:
         elif text:
             busy = "the run is working" if self._running() else "waiting for your review"
             say(f"{busy}; {HELP.splitlines()[0]}")
-        return not (self.pause is not None and self.pause.kind == "done")
+        return True  # only /quit (or the end of input) ends the program
 
-    def _answer(self, approve: bool, reason: str) -> None:
+    def _answer(self, approve: bool, reason: str, pick: str | None = None) -> None:
         if self._running() or self.session.where().kind != "review":
             say("nothing to review right now")
             return
         final = self.session.where().payload.get("kind") != "plan"
         say("approved" if approve else f"rejected: {reason or '(no reason given)'}")
-        self._start({"approve": approve, "reason": reason})
+        if not approve and reason and not understood(reason):
+            say("note: nothing in that reason changes the run's backend, budget, time limit, "
+                "tolerance or implementation spaces (what a reason can change); the run goes on "
+                "with more budget and the rejected kernel is not offered again")  # fmt: skip
+        self._start({"approve": approve, "reason": reason, "pick": pick})
         if approve and final:
-            self.worker.join()  # a final approval only writes the kernel: wait, then end
+            self.worker.join()  # a final approval only writes the kernel: wait for it
+
+    def _pick(self, prefix: str) -> None:
+        """Approve any correct kernel of the thread, one rejected earlier included."""
+        where = self.session.where() if not self._running() else None
+        if where is None or where.kind != "review" or where.payload.get("kind") == "plan":
+            say("/pick works at the final review: wait for it")
+            return
+        kernel = self.session.find_kernel(prefix) if prefix else None
+        if kernel is None:
+            say(f"no single correct kernel with id {prefix or '(none given)'}: /best lists them")
+            return
+        say(f"picked {kernel.candidate_id} ({kernel.speedup:.2f}x)")
+        self._answer(True, "", pick=kernel.candidate_id)
 
     def _best(self) -> None:
-        best = self.session.best()
-        if best is None:
+        kernels = self.session.kernels()
+        if not kernels:
             say("no correct kernel yet")
             return
-        summary, source = best
-        say(f"best {summary['candidate_id']}: {summary['speedup']:.2f}x ("
-            f"{medians_text(summary.get('reference_ms'), summary.get('candidate_ms'))})")
-        say(source)
+        say("correct kernels, fastest first (/pick ID approves one, /source shows the offered):")
+        for profile, rejected in kernels:
+            spread = ""
+            if profile.speedup_low is not None and profile.speedup_high is not None:
+                spread = f" [{profile.speedup_low:.2f}, {profile.speedup_high:.2f}]"
+            mark = "  (rejected earlier)" if rejected else ""
+            ms = medians_text(getattr(profile, "reference_ms", None),
+                              getattr(profile, "candidate_ms", None))
+            say(f"  {profile.candidate_id}: {profile.speedup:.2f}x{spread} ({ms}){mark}")
+
+    def _source(self) -> None:
+        approved = (self.pause.payload.get("approved")
+                    if self.pause is not None and self.pause.kind == "done" else None)  # fmt: skip
+        best = self.session.best()
+        if approved is None and best is None:
+            say("no correct kernel yet")
+            return
+        cid = approved or best[0]["candidate_id"]
+        say(f"----- source of {cid} -----")
+        say(self.session.source(cid).rstrip("\n"))
+        say("-------------------------")
 
     def _quit(self) -> bool:
         if self._running():
             say("quitting after the current step...")
             self.quit.set()
             self.worker.join()
-        say(f"bye: continue with  kernelwright chat --resume {self.session.run_id}")
+        if self.pause is not None and self.pause.kind == "done":
+            say("bye")
+        else:
+            say(f"bye: continue with  kernelwright chat --resume {self.session.run_id}")
         return False
 
     # -- what the user sees -----------------------------------------------------------------------
@@ -239,11 +293,14 @@ class Conversation:
         for line in review_lines(payload):
             say(line)
         if payload.get("kind") == "kernel":
-            best = self.session.best()
-            if best is not None:
-                say("----- kernel source -----")
-                say(best[1])
-                say("-------------------------")
+            diff = (self.session.diff() or "").splitlines()
+            if diff:
+                say("----- diff against its parent -----")
+                for line in diff[:DIFF_LINES]:
+                    say(line)
+                if len(diff) > DIFF_LINES:
+                    say(f"... {len(diff) - DIFF_LINES} more lines: /diff")
+            say("the whole source: /source; every correct kernel: /best; take another: /pick ID")
         say("approve? /approve or /reject REASON")
 
     def _done(self, pause) -> None:
@@ -252,10 +309,19 @@ class Conversation:
         verdict = pause.payload.get("verdict_text")
         if approved:
             say(f"done: kernel {approved} approved, written to {where}")
+            say("/source shows it, /quit leaves")
         else:
             say("done: ended without an approved kernel")
         if verdict:
             say(verdict)
+
+
+def understood(reason: str) -> bool:
+    """Whether the request parser reads anything a run can act on in ``reason``."""
+    from kernelwright.agents.request_parser import OfflineRequestParser, RunRequest
+
+    said = OfflineRequestParser().parse(reason).model_dump(exclude={"text", "notes"})
+    return said != RunRequest().model_dump(exclude={"text", "notes"})
 
 
 def progress_lines(node: str, update: dict[str, Any]) -> list[str]:
@@ -301,9 +367,13 @@ def review_lines(payload: dict[str, Any]) -> list[str]:
         return [f"NO CORRECT KERNEL {head}", "/reject REASON gives the coder more budget"]
     low, high = payload.get("speedup_low"), payload.get("speedup_high")
     spread = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
+    frac, origin = payload.get("roofline_fraction"), payload.get("origin")
+    extra = [f"roofline {frac:.1%} of this machine's bound" if frac else "",
+             f"from {origin}" if origin else ""]  # fmt: skip
     lines = [
         f"FINAL KERNEL for review {head}:",
         f"  {payload['candidate_id']}: {payload['speedup']:.2f}x{spread} over the reference",
+        *([f"  {'; '.join(e for e in extra if e)}"] if any(extra) else []),
     ]
     if payload.get("verdict_text"):
         lines.append(f"  {payload['verdict_text']}")

@@ -35,11 +35,9 @@ def eval_cmd(
     from kernelwright.spec import Candidate
 
     try:
-        result = kernelwright.evaluate(
-            kernelwright.load_task(task),
-            Candidate.from_file(candidate, backend),
-            _settings(time_compile=True) if compile_ else _settings(),
-        )
+        chosen = Candidate.from_file(candidate, backend)  # a contradicting --backend fails now
+        result = kernelwright.evaluate(kernelwright.load_task(task), chosen,
+                                       _settings(time_compile=True) if compile_ else _settings())
     except KernelwrightError as exc:
         _fail(exc)
     summary = result.summary()

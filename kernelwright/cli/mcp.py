@@ -13,7 +13,8 @@ from kernelwright.cli._app import BackendOpt, StoreOpt, _fail, _settings, app
 @app.command("mcp")
 def mcp_server(
     transport: Annotated[
-        str, typer.Option("--transport", help="stdio (default) or http (streamable HTTP)")
+        Literal["stdio", "http"],
+        typer.Option("--transport", help="http = streamable HTTP", case_sensitive=False),
     ] = "stdio",
     root: Annotated[
         list[Path] | None,
@@ -21,13 +22,17 @@ def mcp_server(
     ] = None,
     store: StoreOpt = None,
     backend: BackendOpt = None,
-    budget: Annotated[int | None, typer.Option(help="default evaluations per run")] = None,
+    budget: Annotated[int | None, typer.Option(help="default evaluations per run",
+                                               show_default="24")] = None,
     host: Annotated[str, typer.Option(help="http: address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="http: port to listen on")] = 8765,
 ) -> None:
     """Run the MCP server: optimize_kernel, run_status, best_kernel, evaluate_kernel, ..."""
-    if transport not in ("stdio", "http"):
-        _fail(ValueError(f"--transport {transport!r} is not known: use stdio or http"))
+    for folder in root or []:
+        if not folder.is_dir():
+            _fail(FileNotFoundError(f"--root {folder} is not a directory: pass a folder "
+                                    "callers may name files in"))  # fmt: skip
+    settings = _settings(backend=backend, budget=budget)
     try:
         from kernelwright.serve.mcp import serve
     except ImportError as exc:
@@ -35,4 +40,4 @@ def mcp_server(
                           "pip install 'kernelwright[mcp]'"))  # fmt: skip
     roots = root or [Path.cwd()]
     kind: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
-    serve(_settings(backend=backend, budget=budget), roots, store, kind, host, port)
+    serve(settings, roots, store, kind, host, port)

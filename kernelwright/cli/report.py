@@ -19,9 +19,12 @@ def report(
     store: StoreOpt = None,
 ) -> None:
     """Write one offline HTML page (tables, charts, best kernels with diffs) over the runs."""
-    from kernelwright.graphs.runner import store_root
+    from kernelwright.graphs.store import store_root
     from kernelwright.report.html import write_report
 
+    if html.is_dir():
+        _fail(IsADirectoryError(f"--html {html} is a directory: name the HTML FILE to write, "
+                                "e.g. --html report.html"))  # fmt: skip
     try:
         write_report(store_root(_settings(), store), run_ids, html, md)
     except KernelwrightError as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 from typing import Annotated
@@ -11,41 +10,50 @@ import typer
 
 from kernelwright.cli._app import (
     BackendOpt,
+    BudgetOpt,
     JsonOpt,
     SpacesOpt,
     StoreOpt,
     _fail,
     _settings,
     app,
+    check_file,
     console,
+    llm_settings,
 )
 from kernelwright.errors import ChatError, KernelwrightError
 
-LlmUrl = Annotated[str | None, typer.Option("--llm-base-url", help="OpenAI-compatible endpoint")]
-LlmModel = Annotated[str | None, typer.Option("--llm-model", help="model name; none = offline")]
-LlmKeyEnv = Annotated[
-    str | None, typer.Option("--llm-api-key-env", help="NAME of the env var holding the key")
-]
-MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="LLM token budget of the run")]
-MaxCost = Annotated[float | None, typer.Option("--max-cost", help="LLM cost budget, USD")]
-LlmTimeout = Annotated[float | None, typer.Option("--llm-timeout", help="seconds per request")]
-LlmRetries = Annotated[int | None, typer.Option("--llm-max-retries")]
-MaxRequests = Annotated[
-    int | None,
-    typer.Option(
-        "--max-llm-requests",
-        help="LLM requests per run (default: budget x 10, even with no token or cost limit)",
-    ),
-]
+TASK_EXAMPLE = "examples/tasks/l1_gelu.py"
+LlmUrl = Annotated[str | None, typer.Option(
+    "--llm-base-url", help="OpenAI-compatible endpoint", show_default="https://api.openai.com/v1")]
+LlmModel = Annotated[str | None, typer.Option(
+    "--llm-model", help="model name", show_default="none: offline policies, no LLM")]
+LlmKeyEnv = Annotated[str | None, typer.Option(
+    "--llm-api-key-env", help="NAME of the env var holding the key",
+    show_default="OPENAI_API_KEY")]
+MaxTokens = Annotated[int | None, typer.Option(
+    "--max-tokens", help="LLM token budget of the run", show_default="no limit")]
+MaxCost = Annotated[float | None, typer.Option(
+    "--max-cost", help="LLM cost budget, USD", show_default="no limit")]
+LlmTimeout = Annotated[float | None, typer.Option(
+    "--llm-timeout", help="seconds per LLM request", show_default="120")]
+LlmRetries = Annotated[int | None, typer.Option(
+    "--llm-max-retries", help="retries on 429/5xx/timeouts", show_default="4")]
+MaxRequests = Annotated[int | None, typer.Option(
+    "--max-llm-requests", help="LLM requests per run, even with no token or cost limit",
+    show_default="budget x 10")]  # fmt: skip
 
 
 @app.command()
 def optimize(
     task: Path,
     backend: BackendOpt = None,
-    budget: Annotated[int | None, typer.Option(help="candidate evaluations")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", help="seconds")] = None,
-    run_id: Annotated[str | None, typer.Option("--run-id")] = None,
+    budget: BudgetOpt = None,
+    time_limit: Annotated[float | None, typer.Option(
+        "--time-limit", help="wall-clock seconds of the run", show_default="none")] = None,
+    run_id: Annotated[str | None, typer.Option(
+        "--run-id", help="name the run (continue it if it exists)", show_default="TASK-DATE-ID")]
+    = None,
     store: StoreOpt = None,
     json_out: JsonOpt = False,
     llm_base_url: LlmUrl = None,
@@ -60,22 +68,11 @@ def optimize(
 ) -> None:
     """Optimise a task end to end: plan, write kernels, verify, time, decide; checkpointed."""
     import kernelwright
-    from kernelwright.config import LLMSettings
 
-    given = {
-        "base_url": llm_base_url,
-        "model": llm_model,
-        "api_key_env": llm_api_key_env,
-        "max_tokens": max_tokens,
-        "max_cost": max_cost,
-        "timeout_s": llm_timeout,
-        "max_retries": llm_max_retries,
-        "max_requests": max_llm_requests,
-    }
-    try:
-        llm = LLMSettings(**{k: v for k, v in given.items() if v is not None})
-    except ValueError as exc:
-        _fail(exc)
+    check_file(task, "task", TASK_EXAMPLE)
+    llm = llm_settings(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env,
+                       max_tokens=max_tokens, max_cost=max_cost, timeout_s=llm_timeout,
+                       max_retries=llm_max_retries, max_requests=max_llm_requests)  # fmt: skip
     settings = _settings(backend=backend, budget=budget, time_limit_s=time_limit, llm=llm,
                          spaces=spaces)
     _run(
@@ -88,24 +85,35 @@ def optimize(
 
 
 @app.command()
-def resume(run_id: str, store: StoreOpt = None, json_out: JsonOpt = False) -> None:
+def resume(
+    run_id: str,
+    store: StoreOpt = None,
+    json_out: JsonOpt = False,
+    hours: Annotated[float | None, typer.Option(
+        "--hours", help="campaigns: extend the time limit to H hours from now (also one that "
+        "finished on its time limit)", show_default="keep the campaign's deadline")] = None,
+) -> None:
     """Continue a run (or a campaign) from its last checkpoint."""
     import kernelwright
-    from kernelwright.graphs.runner import store_root
-    from kernelwright.graphs.store import RunStore
+    from kernelwright.graphs.store import RunStore, store_root
 
     settings = _settings()
-    with contextlib.suppress(KernelwrightError):  # an unknown id fails below with its fix
-        kind = RunStore(store_root(settings, store)).meta(run_id).get("kind")
-        if kind == "campaign":
-            from kernelwright.cli.campaign import resume_campaign_command
+    try:  # an unknown id ends here, with its fix, before any work
+        meta = RunStore(store_root(settings, store)).meta(run_id)
+    except KernelwrightError as exc:
+        _fail(exc)
+    if meta.get("kind") == "campaign":
+        from kernelwright.cli.campaign import resume_campaign_command
 
-            return resume_campaign_command(run_id, store, json_out)
-        if kind == "chat":
-            _fail(ChatError(f"{run_id} is a chat thread: `kernelwright chat --resume {run_id}`"))
+        return resume_campaign_command(run_id, store, json_out, hours)
+    if meta.get("kind") == "chat":
+        _fail(ChatError(f"{run_id} is a chat thread: `kernelwright chat --resume {run_id}`"))
+    if hours is not None:
+        _fail(ValueError(f"--hours extends campaigns; {run_id} is a single run: resume it "
+                         "without --hours (its budget bounds it)"))  # fmt: skip
     _run(
         lambda obs: kernelwright.resume(run_id, settings, store=store, observer=obs),
-        None,
+        meta.get("budget"),
         json_out,
     )
 
@@ -132,17 +140,20 @@ def _run(start, budget: int | None, json_out: bool) -> None:
 
 @app.command()
 def runs(store: StoreOpt = None, json_out: JsonOpt = False) -> None:
-    """List runs: id, task, status, best speedup, evaluations, started, updated."""
-    from kernelwright.graphs.runner import store_root
-    from kernelwright.graphs.store import RunStore
-    from kernelwright.report.console import runs_table
+    """List runs: id, task, backend, status, best speedup, verdict, evaluations, started, time
+    taken (plain text, never truncated: copy an id into `show` or `report`)."""
+    from kernelwright.graphs.store import RunStore, store_root
+    from kernelwright.report.console import runs_text
 
-    runs_store = RunStore(store_root(_settings(), store))
-    metas = [runs_store.meta(r) for r in runs_store.run_ids()]
+    try:
+        runs_store = RunStore(store_root(_settings(), store))
+        metas = [runs_store.meta(r) for r in runs_store.run_ids()]
+    except KernelwrightError as exc:
+        _fail(exc)
     if json_out:
         print(json.dumps(metas))
     else:
-        console.print(runs_table(metas))
+        print(runs_text(metas), flush=True)
 
 
 @app.command()
@@ -162,7 +173,7 @@ def show(
 
 @app.command()
 def demo(
-    budget: Annotated[int, typer.Option(help="evaluations for the optimise step")] = 12,
+    budget: Annotated[int, typer.Option(help="evaluations for the optimise step", min=1)] = 12,
     spaces: SpacesOpt = None,
 ) -> None:
     """The main job on the embedded default: evaluate every example candidate, then optimise an

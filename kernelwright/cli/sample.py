@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from kernelwright.cli._app import JsonOpt, _fail, _settings, app, console
+from kernelwright.cli._app import (
+    DEFAULT_GPU,
+    GpuOpt,
+    JsonOpt,
+    _fail,
+    _settings,
+    app,
+    check_gpu,
+    check_trace_dir,
+    console,
+)
 from kernelwright.errors import KernelwrightError
 
+Method = Literal["gcl", "pka", "sieve", "stem", "photon", "random"]
 METHODS = ("gcl", "pka", "sieve", "stem", "photon", "random")
 SEEDED = ("gcl", "pka", "stem", "random")  # Sieve and Photon are deterministic
 
@@ -20,17 +31,19 @@ SEEDED = ("gcl", "pka", "stem", "random")  # Sieve and Photon are deterministic
 @app.command()
 def sample(
     trace_dir: Path,
-    method: Annotated[str, typer.Option(help="gcl|pka|sieve|stem|photon|random")] = "gcl",
+    method: Annotated[Method, typer.Option(help="sampler", case_sensitive=False)] = "gcl",
     out: Annotated[Path | None, typer.Option(help="write a reduced trace folder here")] = None,
-    gpu: Annotated[str, typer.Option(help="GPU of the reference timing model")] = "rtx2080ti",
+    gpu: GpuOpt = DEFAULT_GPU,
     seed: Annotated[int, typer.Option(help="seed of the sampler")] = 0,
     json_out: JsonOpt = False,
 ) -> None:
     """Pick representative kernel invocations, simulate only them, project the whole workload."""
     from kernelwright.tools.sampler import sample_trace_dir
 
-    if method not in METHODS:
-        _fail(ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}"))
+    check_gpu(gpu)
+    check_trace_dir(trace_dir)
+    if out is not None and out.exists() and not out.is_dir():
+        _fail(FileExistsError(f"--out {out} is a file: pass a directory for the reduced trace"))
     try:
         seeded = {"seed": seed} if method in SEEDED else {}
         report = sample_trace_dir(

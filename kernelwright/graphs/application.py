@@ -51,9 +51,6 @@ class ApplicationPlan:
         """Whole-application speedup (Amdahl) if kernel ``k`` gets ``kernel_speedups[k]``."""
         return application_speedup(self.ranking, kernel_speedups)
 
-    def target_names(self) -> list[str]:
-        return [t.name for t in self.targets]
-
 
 def rank_kernels(report: SampleReport) -> list[KernelShare]:
     """Kernel names by weighted time share of ``report``'s projection, largest first."""
@@ -147,7 +144,9 @@ class ApplicationResult:
 
 def optimize_application(plan: ApplicationPlan, tasks: Mapping[str, str | Path],
                          settings: Settings, run=None) -> ApplicationResult:  # fmt: skip
-    """Optimise every target of ``plan`` that ``tasks`` gives a task file for, in share order.
+    """Optimise every target of ``plan`` that ``tasks`` gives a task file for, in share order,
+    then every other kernel ``tasks`` names (below the coverage or past ``top``: a kernel the
+    user gave a task for is optimised anyway, and its note says so).
 
     ``tasks`` maps a kernel name of the application to a KernelBench-format task that does the
     same work; the run's speedup over the task's reference stands in for the kernel's speedup in
@@ -165,7 +164,9 @@ def optimize_application(plan: ApplicationPlan, tasks: Mapping[str, str | Path],
         raise ValueError(f"--task names kernel(s) {unknown} that {plan.workload} does not run; "
                          f"its kernels are {sorted(names)}")  # fmt: skip
     outcomes = []
-    for target in plan.targets:
+    chosen = {t.name for t in plan.targets}
+    extra = [k for k in plan.ranking if k.name in tasks and k.name not in chosen]
+    for target in [*plan.targets, *extra]:
         path = tasks.get(target.name)
         if path is None:
             outcomes.append(TargetOutcome(target.name, target.share, None, None, None,
@@ -174,6 +175,9 @@ def optimize_application(plan: ApplicationPlan, tasks: Mapping[str, str | Path],
         report = run(Path(path), settings)
         speedup = report.best_speedup if report.correct else None
         note = report.reason or report.status
+        if target.name not in chosen:
+            note = (f"below the coverage or past --top ({target.share:.1%} of the time), "
+                    f"optimised because --task names it; {note}")
         outcomes.append(TargetOutcome(target.name, target.share, str(path), report.run_id,
                                       speedup, note))  # fmt: skip
     return ApplicationResult(plan, outcomes)

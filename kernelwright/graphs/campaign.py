@@ -11,9 +11,11 @@ in the same checkpoint database as its task runs (thread id = campaign id, task 
 with ``kernelwright resume CAMPAIGN_ID`` and counts every evaluation once (``work`` is
 idempotent; each slice record is written once, by the checkpoint that ends ``work``).
 
-Stops: the wall-clock deadline (``--hours``; a slice that started before it runs to its end,
-so a campaign overruns by at most one slice), the LLM token and cost budgets (summed over the
-task runs' usage ledgers), or no task left with budget and ideas.
+Stops: the wall-clock deadline (``--hours``; checked between slices and, by the task run's
+critic, between the rounds of a slice, so a campaign overruns by at most one round of
+evaluations; ``resume CAMPAIGN --hours H`` moves it to H hours from then, kept in the
+campaign's meta), the LLM token and cost budgets (summed over the task runs' usage ledgers),
+or no task left with budget and ideas.
 """
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ class _CampaignNodes:
     def _stop_reason(self, state: CampaignState, active: list[str]) -> str | None:
         if not active:
             return "every task spent its budget or ran out of ideas"
-        if time.time() >= state["deadline"]:
+        if time.time() >= self.deadline(state):
             return "the campaign's time limit was reached"
         tokens, cost = usage_so_far(state)
         if state.get("max_tokens") is not None and tokens >= state["max_tokens"]:
@@ -146,14 +148,21 @@ class _CampaignNodes:
             return f"LLM cost budget spent ({cost:.4f} >= {state['max_cost']} USD)"
         return None
 
+    def deadline(self, state: CampaignState) -> float:
+        """The deadline in force: the one ``resume --hours`` set (meta), else the state's."""
+        meta = self.runner.runs.meta(state["campaign_id"])
+        return float(meta.get("deadline") or state["deadline"])
+
     def work(self, state: CampaignState) -> dict:
         task = state["next_task"]
         before = task_standing(state)[task]
         target = min(before["spent"] + state["slice_evals"], state["budget_per_task"])
         run_id = task_run_id(state["campaign_id"], task)
-        self._tell("slice", {"task": task, "run_id": run_id, "target": target})
+        self._tell("slice", {"task": task, "run_id": run_id, "target": target,
+                             "spent_before": before["spent"],
+                             "budget_per_task": state["budget_per_task"]})  # fmt: skip
         meta = {"kind": "campaign-task", "campaign": state["campaign_id"]}
-        out = self.runner.run(run_id, task, target, meta)
+        out = self.runner.run(run_id, task, target, meta, deadline=self.deadline(state))
         evals = out.spent - before["spent"]
         record = {
             "task": task,

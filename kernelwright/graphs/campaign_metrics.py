@@ -15,13 +15,13 @@ user keeps the reference), and where the evaluations went (the bandit's allocati
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from kernelwright.graphs.store import RunStore
+from kernelwright.graphs.summary_models import fast_p, geomean
 
 
 class TaskRow(BaseModel):
@@ -38,8 +38,8 @@ class TaskRow(BaseModel):
 
 class KernelBenchMetrics(BaseModel):
     tasks: int
-    fast_0: float
-    fast_1: float
+    fast_0: float | None  # None: no task
+    fast_1: float | None
     geomean_speedup: float | None  # over tasks with a correct kernel
 
 
@@ -61,18 +61,6 @@ class CampaignSummary(BaseModel):
     ours: OurMetrics
 
 
-def fast_p(rows: list[TaskRow], p: float) -> float:
-    """KernelBench's fast_p: the fraction of tasks correct and faster than ``p`` x."""
-    if not rows:
-        return 0.0
-    return sum(r.correct and (r.speedup or 0.0) > p for r in rows) / len(rows)
-
-
-def geomean(values: list[float]) -> float | None:
-    positive = [v for v in values if v > 0]
-    return math.exp(sum(map(math.log, positive)) / len(positive)) if positive else None
-
-
 def campaign_summary(state: dict[str, Any], runs: RunStore | None = None) -> CampaignSummary:
     """The summary of a campaign state (``runs`` is accepted for symmetry with the reports)."""
     rows = _rows(state)
@@ -80,8 +68,8 @@ def campaign_summary(state: dict[str, Any], runs: RunStore | None = None) -> Cam
     correct = [r.speedup for r in rows if r.correct and r.speedup]
     kernelbench = KernelBenchMetrics(
         tasks=len(rows),
-        fast_0=fast_p(rows, 0.0),
-        fast_1=fast_p(rows, 1.0),
+        fast_0=fast_p([(r.correct, r.speedup) for r in rows], 0.0),
+        fast_1=fast_p([(r.correct, r.speedup) for r in rows], 1.0),
         geomean_speedup=geomean(correct),
     )
     ours = OurMetrics(
@@ -139,8 +127,8 @@ def markdown_summary(summary: CampaignSummary) -> str:
         "",
         "| metric | value |",
         "|---|---|",
-        f"| KernelBench fast_0 (correct) | {kb.fast_0:.2f} |",
-        f"| KernelBench fast_1 (correct and faster) | {kb.fast_1:.2f} |",
+        f"| KernelBench fast_0 (correct) | {_share(kb.fast_0)} |",
+        f"| KernelBench fast_1 (correct and faster) | {_share(kb.fast_1)} |",
         f"| KernelBench geomean speedup (correct tasks) | {geo} |",
         f"| ours: proven faster (low bound > 1) | {ours.proven_faster}/{kb.tasks} |",
         f"| ours: geomean over all tasks (no kernel = 1.0) | {ours.geomean_all:.3f}x |",
@@ -161,3 +149,7 @@ def markdown_summary(summary: CampaignSummary) -> str:
         used = f"{r.evaluations} ({share:.0%})"
         lines.append(f"| {r.task} | {speed} | {used} | {r.slices} | {state} |")
     return "\n".join(lines) + "\n"
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"

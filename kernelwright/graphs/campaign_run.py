@@ -6,6 +6,7 @@ files, the deadline, the per-task budget, the slice size, the LLM budgets, the b
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,10 +78,20 @@ def resume_campaign(
     *,
     observer: Observer | None = None,
     context_factory=offline_team,
+    hours: float | None = None,
 ) -> CampaignSummary:
-    """Continue a campaign from its last checkpoint (a finished one just reports)."""
+    """Continue a campaign from its last checkpoint (a finished one just reports).
+
+    ``hours`` extends it: its deadline becomes ``hours`` from now, and a campaign that had
+    finished (on its time limit, say) runs on from its last slice.
+    """
     runs = RunStore(root)
     meta = campaign_meta(runs, campaign_id)
+    if hours is not None:
+        if hours <= 0:
+            raise CampaignError(f"--hours {hours:g} is not valid: give a positive number of hours")
+        runs.update_meta(campaign_id, deadline=time.time() + hours * 3600.0,
+                         hours=float(meta["hours"]) + hours)  # fmt: skip
     update: dict[str, Any] = {"backend": meta["backend"], "time_limit_s": None}
     if not settings.llm.enabled and meta.get("llm"):  # the endpoint the campaign began with
         update["llm"] = LLMSettings(**meta["llm"])
@@ -102,6 +113,9 @@ def resume_campaign(
     runs.update_meta(campaign_id, status="running")
     with SliceRunner(settings, runs, context_factory=context_factory) as runner:
         graph = build_campaign_graph(runner, SlidingWindowUCB(), saver, observer)
+        if hours is not None and initial is None and not graph.get_state(config).next:
+            # finished: reopen the loop after its last slice ("work" -> "choose")
+            graph.update_state(config, {"status": "running", "stop_reason": ""}, as_node="work")
         for _ in graph.stream(initial, config, stream_mode="updates", durability="sync"):
             pass
         state = graph.get_state(config)

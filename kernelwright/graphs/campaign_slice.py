@@ -63,7 +63,7 @@ class SliceRunner:
         self.context_factory = context_factory
         self.max_open = max_open
         self.saver = open_checkpointer(runs.root)
-        self._open: OrderedDict[str, tuple[contextlib.ExitStack, Any]] = OrderedDict()
+        self._open: OrderedDict[str, tuple[contextlib.ExitStack, Any, Any]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"SliceRunner({self.runs!r}, open={list(self._open)})"
@@ -76,26 +76,31 @@ class SliceRunner:
 
     def close(self) -> None:
         while self._open:
-            _, (stack, _) = self._open.popitem(last=False)
+            _, (stack, _, _) = self._open.popitem(last=False)
             stack.close()
 
     def run(
-        self, run_id: str, task_path: str, target: int, meta: dict[str, Any], observer=None
-    ) -> SliceOutcome:
-        """Drive run ``run_id`` until its critic stops with budget ``target``.
+        self, run_id: str, task_path: str, target: int, meta: dict[str, Any], observer=None,
+        deadline: float | None = None,
+    ) -> SliceOutcome:  # fmt: skip
+        """Drive run ``run_id`` until its critic stops with budget ``target`` (or, inside the
+        slice, at ``deadline``: epoch seconds, the campaign's time limit).
 
         A fresh context: the run's graph must not see the campaign graph's run context (it
         would otherwise be taken for a subgraph of the campaign's thread).
         """
-        return contextvars.Context().run(self._run, run_id, task_path, target, meta, observer)
+        return contextvars.Context().run(
+            self._run, run_id, task_path, target, meta, observer, deadline
+        )
 
-    def _run(self, run_id, task_path, target, meta, observer) -> SliceOutcome:
+    def _run(self, run_id, task_path, target, meta, observer, deadline=None) -> SliceOutcome:
         if run_id not in self.runs.run_ids():
             task = Task.from_path(task_path)
             self.runs.create_run(run_id, {**meta, "task": task.name, "task_path": str(task.path),
                                           "backend": self.settings.backend, "budget": target,
                                           "status": "created"})  # fmt: skip
         graph = self._graph(run_id)
+        self._limit(run_id, deadline)
         config = {
             "configurable": {"thread_id": run_id},
             "max_concurrency": self.settings.max_concurrent_evals,
@@ -113,6 +118,15 @@ class SliceRunner:
         self.runs.update_meta(run_id, budget=target)
         finish_report(self.runs, run_id, values, self.settings)
         return self._outcome(run_id, values, target)
+
+    def _limit(self, run_id: str, deadline: float | None) -> None:
+        """Give the run's critic the campaign's deadline as its time limit (the critic counts
+        from the run's start), so a slice stops at the deadline, not after its last round."""
+        critic = self._open[run_id][2].critic
+        limit = None if deadline is None else deadline - self.runs.meta(run_id)["started"]
+        for rule in (critic, getattr(critic, "fallback", None)):
+            if rule is not None and hasattr(rule, "time_limit_s"):
+                rule.time_limit_s = limit
 
     def _initial(self, run_id: str, target: int) -> dict[str, Any]:
         meta = self.runs.meta(run_id)
@@ -136,12 +150,12 @@ class SliceRunner:
             self._open.move_to_end(run_id)
             return self._open[run_id][1]
         while len(self._open) >= self.max_open:
-            _, (stack, _) = self._open.popitem(last=False)
+            _, (stack, _, _) = self._open.popitem(last=False)
             stack.close()
         stack = contextlib.ExitStack()
         ctx = stack.enter_context(self.context_factory(self.settings, self.runs, run_id))
         graph = build_optimize_graph(ctx, checkpointer=self.saver)
-        self._open[run_id] = (stack, graph)
+        self._open[run_id] = (stack, graph, ctx)
         return graph
 
     def _outcome(self, run_id: str, values: dict[str, Any], target: int) -> SliceOutcome:
@@ -153,10 +167,16 @@ class SliceRunner:
             best=best.speedup if best else None,
             best_low=best.speedup_low if best else None,
             best_high=best.speedup_high if best else None,
-            stopped_early=len(profiles) < target,
+            stopped_early=len(profiles) < target and not _timed_out(values),
             tokens=tokens,
             cost=cost,
         )
+
+
+def _timed_out(values: dict[str, Any]) -> bool:
+    """The run's critic stopped it on the time limit (it has ideas left: not exhausted)."""
+    decisions = values.get("decisions") or []
+    return bool(decisions) and decisions[-1].reason.startswith("time limit reached")
 
 
 def run_usage(runs: RunStore, run_id: str) -> tuple[int, float | None]:

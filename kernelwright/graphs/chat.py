@@ -151,7 +151,7 @@ class ChatNodes:
         profiles = state.get("profiles") or []
         answer = interrupt(_kernel_payload(state, best, len(profiles)))
         if _approved(answer):
-            return Command(goto=END, update=self._finish(state, best))
+            return Command(goto=END, update=self._finish(state, _picked(state, answer) or best))
         update, asked = self._amend(state, "kernel", _reason(answer))
         more = asked or max(self.ctx.batch_size, state["budget"] // 4, 2)
         update = {**update, "budget": state["budget"] + more, "status": "running"}
@@ -209,6 +209,13 @@ class ChatNodes:
 
 def _approved(answer: Any) -> bool:
     return isinstance(answer, dict) and bool(answer.get("approve"))
+
+
+def _picked(state: ChatState, answer: Any) -> Profile | None:
+    """The kernel ``/pick ID`` chose (any correct one, rejected earlier or not), else None."""
+    pick = answer.get("pick") if isinstance(answer, dict) else None
+    found = [p for p in state.get("profiles") or [] if p.correct and p.candidate_id == pick]
+    return found[0] if found else None
 
 
 def _reason(answer: Any) -> str:

@@ -224,6 +224,23 @@ class ChatSession:
         source = self.runs.load_candidate(self.run_id, best.candidate_id).source
         return best.model_dump(mode="json"), source
 
+    def kernels(self) -> list[tuple[Any, bool]]:
+        """Every correct kernel of the thread, fastest first, with whether it was rejected
+        (a rejected kernel can still be approved with ``/pick``)."""
+        values = self.values()
+        rejected = set(values.get("rejected") or [])
+        correct = [p for p in values.get("profiles") or [] if p.correct]
+        correct.sort(key=lambda p: -(p.speedup or 0.0))
+        return [(p, p.candidate_id in rejected) for p in correct]
+
+    def find_kernel(self, prefix: str) -> Any | None:
+        """The correct kernel whose id starts with ``prefix`` (None: none, or more than one)."""
+        found = [p for p, _ in self.kernels() if p.candidate_id.startswith(prefix.strip())]
+        return found[0] if len(found) == 1 and prefix.strip() else None
+
+    def source(self, candidate_id: str) -> str:
+        return self.runs.load_candidate(self.run_id, candidate_id).source
+
     def diff(self) -> str | None:
         """Unified diff of the offered kernel against its parent (else the previous best)."""
         values = self.values()

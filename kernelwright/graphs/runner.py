@@ -13,11 +13,19 @@ from kernelwright.config import LLMSettings, Settings
 from kernelwright.errors import RunStoreError
 from kernelwright.graphs.hierarchy import R3Search
 from kernelwright.graphs.optimize import build_optimize_graph, recursion_limit
-from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer, owner_fields
+from kernelwright.graphs.store import (  # noqa: F401  (store_root, run_state: re-exported)
+    RunStore,
+    new_run_id,
+    open_checkpointer,
+    owner_fields,
+    run_state,
+    store_root,
+)
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
+from kernelwright.spec.figures import best_figures  # noqa: F401  (re-exported)
 from kernelwright.spec.plan import Profile, best_profile
-from kernelwright.spec.result import Level, verdict_for
+from kernelwright.spec.result import Level
 
 Observer = Callable[[str, dict[str, Any]], None]  # (node name, state update)
 
@@ -48,10 +56,6 @@ class RunReport(BaseModel):
     speedup_vs_compile: float | None = None  # compile_ms / candidate_ms (> 1: kernel faster)
     compile_recompiles: int | None = None
     remeasured: bool = False  # the best's figures come from the final re-measurement
-
-
-def store_root(settings: Settings, store: str | Path | None) -> Path:
-    return Path(store) if store else settings.data_dir
 
 
 def start_run(
@@ -195,24 +199,6 @@ def finish_report(
     )
 
 
-def best_figures(best: Profile | None) -> dict[str, Any]:
-    """The verdict and the medians behind a run's best (the fields every surface shows)."""
-    verdict = verdict_for(best is not None, best.speedup if best else None)
-    if best is None:
-        return {"verdict": verdict.value}
-    vs_compile = (best.compile_ms / best.candidate_ms
-                  if best.compile_ms and best.candidate_ms else None)
-    return {
-        "verdict": verdict.value,
-        "reference_ms": best.reference_ms,
-        "candidate_ms": best.candidate_ms,
-        "compile_ms": best.compile_ms,
-        "speedup_vs_compile": vs_compile,
-        "compile_recompiles": best.compile_recompiles,
-        "remeasured": best.remeasured,
-    }
-
-
 def stop_reason(values: dict[str, Any], profiles: list[Profile], best: Profile | None) -> str:
     """Why the run ended, in one line; without a correct kernel, also why there is none."""
     decisions = values.get("decisions") or []
@@ -228,10 +214,3 @@ def stop_reason(values: dict[str, Any], profiles: list[Profile], best: Profile |
     return f"no correct kernel in {len(profiles)} evaluations{detail}. Stopped: {why}"
 
 
-def run_state(run_id: str, settings: Settings, store: str | Path | None = None) -> dict[str, Any]:
-    """The latest checkpointed state of a run (without running anything)."""
-    runs = RunStore(store_root(settings, store))
-    runs.meta(run_id)  # a clear error for unknown ids
-    saver = open_checkpointer(runs.root)
-    tup = saver.get_tuple({"configurable": {"thread_id": run_id}})
-    return dict(tup.checkpoint["channel_values"]) if tup else {}

@@ -29,13 +29,15 @@ import sqlite3
 import time
 import uuid
 from pathlib import Path
-from typing import Any
-
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.sqlite import SqliteSaver
+from typing import TYPE_CHECKING, Any
 
 from kernelwright.errors import RunStoreError
-from kernelwright.spec import Candidate
+from kernelwright.spec.candidate import Candidate
+
+if TYPE_CHECKING:  # langgraph is imported when a checkpointer is opened (`runs` needs none)
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from kernelwright.config import Settings
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -225,8 +227,25 @@ class RunStore:
         _atomic_write(self.run_dir(run_id) / USAGE, ledger_json)
 
 
+def store_root(settings: Settings, store: str | Path | None) -> Path:
+    """The run store's directory: ``--store`` when given, else the data dir."""
+    return Path(store) if store else settings.data_dir
+
+
+def run_state(run_id: str, settings: Settings, store: str | Path | None = None) -> dict[str, Any]:
+    """The latest checkpointed state of a run (without running anything)."""
+    runs = RunStore(store_root(settings, store))
+    runs.meta(run_id)  # a clear error for unknown ids
+    saver = open_checkpointer(runs.root)
+    tup = saver.get_tuple({"configurable": {"thread_id": run_id}})
+    return dict(tup.checkpoint["channel_values"]) if tup else {}
+
+
 def open_checkpointer(root: str | Path) -> SqliteSaver:
     """A SQLite checkpointer in WAL mode under ``root`` (one file for every run)."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
     path = Path(root) / CHECKPOINTS
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
@@ -240,7 +259,8 @@ STATE_TYPES = [
     for name in ("Plan", "Profile", "Roofline", "Decision", "Action")
 ] + [
     ("kernelwright.spec.opclass", "OperatorClass"),
-    ("kernelwright.spec.contract", "ImplementationSpace"),
+    ("kernelwright.spec.opclass", "ImplementationSpace"),
+    ("kernelwright.spec.contract", "ImplementationSpace"),  # where checkpoints before 0.1 name it
 ]
 
 

@@ -8,6 +8,7 @@ stated in :mod:`kernelwright.graphs.run_summary`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -175,6 +176,26 @@ class Roofs(BaseModel):
     gflops: float | None = None
 
 
+def fast_p(tasks: Iterable[tuple[bool, float | None]], p: float) -> float | None:
+    """KernelBench's ``fast_p`` over ``(correct, speedup)`` per task: the share correct with
+    speedup above ``p``; ``None`` for no tasks (the one definition, for reports and campaigns).
+
+    Example:
+        >>> fast_p([(True, 2.0), (True, 0.5), (False, None)], 1.0)
+        0.3333333333333333
+    """
+    rows = list(tasks)
+    if not rows:
+        return None
+    return sum(ok and (s or 0.0) > p for ok, s in rows) / len(rows)
+
+
+def geomean(values: Iterable[float | None]) -> float | None:
+    """Geometric mean of the positive values; ``None`` when there is none."""
+    positive = [v for v in values if v is not None and v > 0]
+    return math.exp(sum(map(math.log, positive)) / len(positive)) if positive else None
+
+
 class ReportData(BaseModel):
     """A report over one run or a whole campaign."""
 
@@ -185,10 +206,8 @@ class ReportData(BaseModel):
 
     def fast_p(self, p: float) -> float | None:
         """KernelBench ``fast_p``: share of tasks whose best kernel is correct with s > p."""
-        if not self.runs:
-            return None
-        wins = [r for r in self.runs if r.best is not None and (r.best.speedup or 0.0) > p]
-        return len(wins) / len(self.runs)
+        return fast_p([(r.best is not None, r.best.speedup if r.best else None)
+                       for r in self.runs], p)  # fmt: skip
 
     @property
     def fast_0(self) -> float | None:
@@ -199,10 +218,7 @@ class ReportData(BaseModel):
 
     @property
     def geomean_speedup(self) -> float | None:
-        speeds = [r.best.speedup for r in self.runs if r.best and r.best.speedup]
-        if not speeds:
-            return None
-        return math.exp(sum(math.log(s) for s in speeds) / len(speeds))
+        return geomean(r.best.speedup for r in self.runs if r.best)
 
     @property
     def usage_totals(self) -> list[AgentUsage]:

@@ -107,23 +107,56 @@ def status_table(statuses: list[Any]) -> Table:
     return table
 
 
-def runs_table(metas: list[dict[str, Any]]) -> Table:
+RUN_COLUMNS = ("run id", "task", "backend", "status", "best", "verdict", "evaluations",
+               "started", "time")  # fmt: skip
+
+
+def runs_rows(metas: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One row of plain strings per run (the header first); a blank verdict = not known."""
     import time
 
-    fmt = lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-"  # noqa: E731
-    table = Table("run id", "task", "status", "best speedup", "evaluations", "started", "updated")
+    from kernelwright.spec.result import verdict_for
+
+    def when(t):
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-"
+
+    rows = [RUN_COLUMNS]
     for m in metas:
         best = m.get("best_speedup")
-        table.add_row(
-            m["run_id"],
-            m["task"],
-            m.get("status", "?"),
-            f"{best:.2f}x" if best else "-",
-            str(m.get("evaluations", 0)),
-            fmt(m.get("started")),
-            fmt(m.get("updated")),
-        )
-    return table
+        verdict = m.get("verdict")
+        if verdict is None and m.get("status") == "done" and m.get("kind") not in ("campaign",):
+            verdict = verdict_for(best is not None, best).value
+        took = (m.get("updated") or 0) - (m.get("started") or 0)
+        rows.append((
+            str(m["run_id"]), str(m.get("task", "?")), str(m.get("backend") or "-"),
+            str(m.get("status", "?")), f"{best:.2f}x" if best else "-", str(verdict or ""),
+            str(m.get("evaluations", 0)), when(m.get("started")),
+            _duration(took) if m.get("started") and m.get("updated") else "-",
+        ))  # fmt: skip
+    return rows
+
+
+def runs_text(metas: list[dict[str, Any]]) -> str:
+    """The runs as aligned plain text: never truncated or wrapped, whatever the terminal's
+    width (a run id is copied from here into `show` and `report`)."""
+    return aligned(runs_rows(metas))
+
+
+def aligned(rows: list[tuple[str, ...]]) -> str:
+    """Rows of strings as left-aligned columns of plain text, as wide as they need."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
 def print_verdict(console: Console, r: Any) -> None:
@@ -165,6 +198,7 @@ def print_report(console: Console, report: Any) -> None:
         console.print(f"roofline: {r.roofline_fraction:.1%} of this machine's bound")
     what = ("best candidate module" if getattr(r, "verdict", "faster") == "faster" else
             "fastest correct kernel (not recommended: slower than eager)")
-    console.print(f"evaluations: {r.evaluations}; {what}: {r.kernel_path}")
+    console.print(f"evaluations: {r.evaluations}; {what}: {r.kernel_path}",
+                  markup=False, soft_wrap=True)  # a path is copied: never wrapped
     if reason:
         console.print(Text(f"stopped: {reason}"), soft_wrap=True)

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from rich.console import Console
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
 from kernelwright.config import Settings
-from kernelwright.graphs.runner import RunReport, best_figures, run_state, store_root
-from kernelwright.graphs.store import RunStore
-from kernelwright.report.console import print_verdict, speedup_text
+from kernelwright.graphs.store import RunStore, run_state, store_root
+from kernelwright.report.console import aligned, print_verdict, speedup_text
+from kernelwright.spec.figures import best_figures
 from kernelwright.spec.plan import best_profile
 
 
@@ -23,23 +23,24 @@ def print_run(
     meta = runs.meta(run_id)
     state = run_state(run_id, settings, store)
     profiles = list(state.get("profiles") or [])
-    console.rule(f"run {run_id} — task {meta['task']} ({meta.get('status')})")
+    say = lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
+    say(f"run {run_id} — task {meta['task']} ({meta.get('status')})")
     plan = state.get("plan")
     if plan is not None:
-        console.print(
+        say(
             f"plan: {plan.operator_class.value}, space {plan.implementation_space.value}, "
             f"backend {plan.backend}\n  strategy: {plan.strategy}\n  why: {plan.rationale}"
         )
         if plan.spaces_line():
             console.print(Text("  " + plan.spaces_line()))
     confirmed = list(state.get("confirmed") or [])
-    table = Table("#", "candidate", "origin", "verdict", "speedup [IQR]", "eager / kernel ms",
-                  "roofline", "flags")
-    rows = [(str(i), p) for i, p in enumerate(profiles, 1)]
-    rows += [("re", p) for p in confirmed]
-    for i, p in rows:
+    rows = [("#", "candidate", "origin", "verdict", "speedup [IQR]", "eager / kernel ms",
+             "roofline", "flags")]
+    numbered = [(str(i), p) for i, p in enumerate(profiles, 1)]
+    numbered += [("re", p) for p in confirmed]
+    for i, p in numbered:
         frac = p.roofline.fraction if p.roofline else None
-        table.add_row(
+        rows.append((
             i,
             p.candidate_id,
             p.origin or "-",
@@ -48,32 +49,30 @@ def print_run(
             _ms_pair(p),
             f"{frac:.1%}" if frac else "-",
             ", ".join(p.flags),
-        )
-    console.print(table)
-    console.print("decisions:")
+        ))  # fmt: skip
+    print(aligned(rows), flush=True)  # plain text: ids are never cut, whatever the width
+    say("decisions:")
     for i, d in enumerate(state.get("decisions") or [], 1):
-        console.print(f"  {i}. {d.action.value}: {d.reason}")
+        say(f"  {i}. {d.action.value}: {d.reason}")
     if confirmed:
-        console.print("rows 're': the top candidates re-measured before the best was named, "
-                      "against one reference median")
+        say("rows 're': the top candidates re-measured before the best was named, "
+            "against one reference median")
     best = best_profile([*profiles, *confirmed])
-    print_verdict(console, RunReport(run_id=run_id, task=str(meta["task"]), status="-",
-                                     correct=best is not None,
-                                     best_speedup=best.speedup if best else None,
-                                     speedup_low=best.speedup_low if best else None,
-                                     speedup_high=best.speedup_high if best else None,
-                                     evaluations=len(profiles), roofline_fraction=None,
-                                     kernel_path=None, best_candidate=None, store="",
-                                     **best_figures(best)))
+    print_verdict(console, SimpleNamespace(
+        correct=best is not None, best_speedup=best.speedup if best else None,
+        speedup_low=best.speedup_low if best else None,
+        speedup_high=best.speedup_high if best else None, **best_figures(best)))
     if best is None:
         return
-    console.print(
+    say(
         f"best: {best.candidate_id} "
         f"{speedup_text(best.speedup, best.speedup_low, best.speedup_high)} "
         f"params {best.params}"
     )
     source = runs.load_candidate(run_id, best.candidate_id).source
-    console.print(Syntax(source, "python", line_numbers=False))
+    console.rule("source")
+    print(source.rstrip("\n"), flush=True)  # unwrapped and uncut: copy it, or pipe it to a pager
+    console.rule()
     _print_usage(console, runs, run_id)
     _print_prompt_lineage(console, runs, run_id, best.candidate_id)
     if archive:

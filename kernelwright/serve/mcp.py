@@ -21,8 +21,8 @@ from typing import Annotated, Literal
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from kernelwright.config import Settings
 from kernelwright.errors import ConfigError, KernelwrightError
@@ -31,7 +31,10 @@ from kernelwright.graphs.store import RunStore, new_run_id
 from kernelwright.serve.background import BackgroundRuns, check_run_id
 from kernelwright.serve.roots import Roots
 
-Backend = Literal["sycl", "cpp", "cuda"]
+Backend = Annotated[
+    Literal["sycl", "cpp", "cuda"],
+    BeforeValidator(lambda v: v.strip().lower() if isinstance(v, str) else v),  # any case
+]
 RunIdArg = Annotated[str, Field(description="a run id from optimize_kernel or list_runs")]
 
 
@@ -151,6 +154,35 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(str(exc)) from exc
 
 
+def arguments_error(tool: str, exc: ValidationError) -> str:
+    """Pydantic's report on a tool's arguments as one line per bad argument: the argument, the
+    value, the rule and the fix (never pydantic's own text with its links)."""
+    lines = []
+    for err in exc.errors():
+        name = ".".join(str(part) for part in err.get("loc", ())) or "arguments"
+        if err.get("type") == "missing":
+            lines.append(f"{tool}: argument {name} is required: pass it (see the tool's schema)")
+            continue
+        rule = str(err.get("msg", "is not valid")).removeprefix("Value error, ")
+        lines.append(f"{tool}: argument {name}={err.get('input')!r} is not valid: "
+                     f"{rule[:1].lower() + rule[1:]}; fix the value (see the tool's schema)")
+    return "\n".join(lines) or f"{tool}: the arguments are not valid (see the tool's schema)"
+
+
+class _Server(MCPServer):
+    """An MCP server whose argument errors read as one plain line per argument."""
+
+    async def call_tool(self, name, arguments, context=None):  # type: ignore[override]
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError) and not isinstance(
+                exc, UnexpectedToolError
+            ):
+                raise ToolError(arguments_error(name, exc.__cause__)) from None
+            raise
+
+
 class KernelwrightTools:
     """The tools' logic, bound to one settings object, one run store and the allowed roots."""
 
@@ -262,7 +294,7 @@ def build_server(
 ) -> tuple[MCPServer, KernelwrightTools]:
     """The MCP server and the object holding its state (background runs)."""
     tools = KernelwrightTools(settings, Roots(roots), store or settings.data_dir)
-    server = MCPServer(
+    server = _Server(
         "kernelwright",
         instructions="Make GPU kernels faster: start a run with optimize_kernel, poll "
         "run_status, fetch best_kernel. Paths must lie under the server's roots: "

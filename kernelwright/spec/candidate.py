@@ -50,12 +50,21 @@ class Candidate(BaseModel):
         """Read a candidate module from disk; the backend is guessed from its imports."""
         p = Path(path)
         if not p.is_file():
+            what = "is a directory" if p.is_dir() else "does not exist"
             raise CandidateError(
-                f"candidate file {p} does not exist: pass the path of a Python module that "
+                f"candidate file {p} {what}: pass the path of a Python module that "
                 "defines ModelNew"
             )
         source = p.read_text()
-        return cls(source=source, backend=backend or guess_backend(source), origin=str(p), **kw)
+        guessed = guess_backend(source)
+        if backend is not None:
+            backend = backend.strip().lower()
+            if guessed != "torch" and backend != guessed:
+                raise CandidateError(
+                    f"candidate {p} builds its kernels with {guessed}, but backend {backend!r} "
+                    f"was asked for: drop the backend option, or pass {guessed!r}"
+                )
+        return cls(source=source, backend=backend or guessed, origin=str(p), **kw)
 
 
 def guess_backend(source: str) -> str:

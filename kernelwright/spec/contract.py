@@ -7,7 +7,6 @@ shape variants, the implementation spaces allowed, and whether the task is degen
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 from types import ModuleType
 from typing import Any, Literal
 
@@ -23,6 +22,7 @@ from kernelwright.spec.inputs import (
     nominal_inputs,
     variant_maker,
 )
+from kernelwright.spec.opclass import ImplementationSpace  # noqa: F401  (re-exported)
 from kernelwright.spec.shape_ties import grown_batch, scaled_shapes, symbolic_shapes
 from kernelwright.spec.task import Task
 
@@ -32,14 +32,6 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "float16": (1e-2, 1e-2),
     "bfloat16": (1e-2, 1e-2),
 }
-
-
-class ImplementationSpace(StrEnum):
-    """Where an implementation may live (HIERA's implementation spaces)."""
-
-    FRAMEWORK = "framework"  # fused torch operators, torch.compile
-    VENDOR_LIBRARY = "vendor_library"  # oneDNN / MKL / cuBLAS through their APIs
-    CUSTOM_KERNEL = "custom_kernel"  # hand-written SYCL, CUDA or C++ kernels
 
 
 # A task allows every space unless its file (ALLOWED_SPACES), a chat request or --spaces

@@ -8,6 +8,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 from kernelwright.spec.result import Verdict
 
 
@@ -55,3 +57,23 @@ def compile_sentence(compile_ms: float | None, cand_ms: float | None,
                 f"torch.compile{again}")
     return (f"torch.compile {ms_text(compile_ms)}: the kernel is slower than torch.compile "
             f"({ratio:.2f}x){again}")
+
+
+def best_figures(best: Any) -> dict[str, Any]:
+    """The verdict and the medians behind a run's best (the fields every surface shows)."""
+    from kernelwright.spec.result import verdict_for
+
+    verdict = verdict_for(best is not None, best.speedup if best else None)
+    if best is None:
+        return {"verdict": verdict.value}
+    vs_compile = (best.compile_ms / best.candidate_ms
+                  if best.compile_ms and best.candidate_ms else None)
+    return {
+        "verdict": verdict.value,
+        "reference_ms": best.reference_ms,
+        "candidate_ms": best.candidate_ms,
+        "compile_ms": best.compile_ms,
+        "speedup_vs_compile": vs_compile,
+        "compile_recompiles": best.compile_recompiles,
+        "remeasured": best.remeasured,
+    }

@@ -14,3 +14,11 @@ class OperatorClass(StrEnum):
     LAYOUT = "layout"
     GEMM = "gemm"
     OTHER = "other"
+
+
+class ImplementationSpace(StrEnum):
+    """Where an implementation may live (HIERA's implementation spaces)."""
+
+    FRAMEWORK = "framework"  # fused torch operators, torch.compile
+    VENDOR_LIBRARY = "vendor_library"  # oneDNN / MKL / cuBLAS through their APIs
+    CUSTOM_KERNEL = "custom_kernel"  # hand-written SYCL, CUDA or C++ kernels

@@ -11,8 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kernelwright.spec.contract import ImplementationSpace
-from kernelwright.spec.opclass import OperatorClass
+from kernelwright.spec.opclass import ImplementationSpace, OperatorClass
 from kernelwright.spec.result import KernelStats
 
 

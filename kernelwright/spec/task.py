@@ -34,8 +34,9 @@ class Task(BaseModel):
     def from_path(cls, path: str | Path) -> Task:
         p = Path(path).resolve()
         if not p.is_file():
+            what = "is a directory" if p.is_dir() else "does not exist"
             raise TaskError(
-                f"task file {path} does not exist: pass the path of a Python file defining "
+                f"task file {path} {what}: pass the path of a Python file defining "
                 "Model, get_inputs and get_init_inputs"
             )
         text = p.read_bytes()

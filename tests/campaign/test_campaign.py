@@ -9,15 +9,10 @@ import pytest
 
 from kernelwright.config import Settings
 from kernelwright.errors import CampaignError
-from kernelwright.graphs.campaign_metrics import (
-    KernelBenchMetrics,
-    TaskRow,
-    fast_p,
-    geomean,
-    markdown_summary,
-)
+from kernelwright.graphs.campaign_metrics import KernelBenchMetrics, TaskRow, markdown_summary
 from kernelwright.graphs.campaign_run import resume_campaign, start_campaign
 from kernelwright.graphs.store import RunStore
+from kernelwright.graphs.summary_models import ReportData, Roofs, fast_p, geomean
 
 from .fakes import Evaluator, team
 
@@ -119,11 +114,13 @@ def row(task, speedup, low=None):
 
 def test_kernelbench_metrics_by_hand():
     rows = [row("a", 2.0, 1.5), row("b", 0.5), row("c", None), row("d", 8.0, 0.9)]
-    assert fast_p(rows, 0.0) == 0.75 and fast_p(rows, 1.0) == 0.5
+    pairs = [(r.correct, r.speedup) for r in rows]
+    assert fast_p(pairs, 0.0) == 0.75 and fast_p(pairs, 1.0) == 0.5
     assert geomean([2.0, 0.5, 8.0]) == pytest.approx(2.0)
     metrics = KernelBenchMetrics(tasks=4, fast_0=0.75, fast_1=0.5, geomean_speedup=2.0)
     assert metrics.fast_1 == 0.5
-    assert fast_p([], 1.0) == 0.0 and geomean([]) is None
+    assert fast_p([], 1.0) is None and geomean([]) is None  # the report's values too
+    assert ReportData(generated=0, store="s", runs=[], roofs=Roofs()).fast_p(1.0) is None
 
 
 def test_markdown_summary_lists_both_metric_sets(task_dir, settings):
@@ -131,3 +128,45 @@ def test_markdown_summary_lists_both_metric_sets(task_dir, settings):
     text = markdown_summary(summary)
     assert "KernelBench fast_1" in text and "proven faster" in text
     assert "| l1_gelu |" in text and "| l1_relu_like |" in text
+
+
+def test_resume_with_hours_extends_a_campaign_that_hit_its_time_limit(task_dir, settings):
+    evaluator = Evaluator(CURVES)
+    summary = run(task_dir, settings, evaluator, hours=1e-9)
+    assert summary.evaluations == 0 and "time limit" in summary.stop_reason
+    again = resume_campaign("c1", settings, settings.data_dir, context_factory=team(evaluator))
+    assert again.evaluations == 0  # without --hours a finished campaign only reports
+    extended = resume_campaign("c1", settings, settings.data_dir, hours=1.0,
+                               context_factory=team(evaluator))  # fmt: skip
+    assert extended.evaluations == 24 == len(set(evaluator.calls))  # both tasks, full budgets
+    assert "time limit" not in extended.stop_reason
+    with pytest.raises(CampaignError, match="positive number of hours"):
+        resume_campaign("c1", settings, settings.data_dir, hours=0)
+
+
+def test_the_time_limit_stops_a_slice_between_its_rounds(task_dir, settings):
+    import time as clock
+
+    base = Evaluator(CURVES)
+
+    def slow(task, candidate):
+        clock.sleep(0.2)
+        return base(task, candidate)
+
+    summary = run(task_dir, settings, slow, hours=0.5 / 3600, slice_evals=12)
+    # one slice of 12 would take 2.4 s; the critic stops it at the deadline after a round of 2
+    assert 1 <= summary.evaluations <= 4 and "time limit" in summary.stop_reason
+    meta = RunStore(settings.data_dir).meta("c1--l1_gelu")
+    assert meta["evaluations"] == summary.evaluations
+
+
+def test_progress_lines_count_per_slice(capsys):
+    from kernelwright.cli.campaign import _progress
+
+    _progress("slice", {"task": "/t/l1_gelu.py", "target": 6, "spent_before": 4,
+                        "budget_per_task": 12})  # fmt: skip
+    _progress("sliced", {"task": "/t/l1_gelu.py", "evals": 2, "spent": 6, "best_after": 1.5,
+                         "gain": 0.1})  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "[campaign] l1_gelu: a slice of up to 2 evaluations (4 so far, 12 at most)"
+    assert out[1].startswith("[campaign] l1_gelu: 2 evaluations in this slice (6 in all)")

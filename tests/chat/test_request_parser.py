@@ -157,3 +157,88 @@ def test_llm_parser_falls_back_when_the_endpoint_fails(client):
     request = LLMRequestParser(chat).parse("t.py, budget 4")
     assert request.budget == 4 and request.parser == "offline"
     assert any("failed" in note for note in request.notes)
+
+
+# Paraphrases a user types in a rejection or a first request, by family. Each row is
+# (text, the field, what it must read as); the families were written before the rules.
+PARAPHRASES = [
+    # vendor libraries allowed
+    ("you may use vendor libraries (BLAS)", "include_spaces", [VENDOR]),
+    ("feel free to use cuBLAS", "include_spaces", [VENDOR]),
+    ("go ahead and call MKL", "include_spaces", [VENDOR]),
+    ("vendor libs are allowed", "include_spaces", [VENDOR]),
+    ("BLAS is fine", "include_spaces", [VENDOR]),
+    ("you can rely on oneDNN", "include_spaces", [VENDOR]),
+    ("allow vendor libraries", "include_spaces", [VENDOR]),
+    ("use oneMKL", "include_spaces", [VENDOR]),
+    # vendor libraries excluded
+    ("don't use vendor libraries", "exclude_spaces", [VENDOR]),
+    ("do not call cuBLAS please", "exclude_spaces", [VENDOR]),
+    ("avoid MKL", "exclude_spaces", [VENDOR]),
+    ("no external libraries", "exclude_spaces", [VENDOR]),
+    ("vendor libraries are not allowed", "exclude_spaces", [VENDOR]),
+    ("you must not use BLAS", "exclude_spaces", [VENDOR]),
+    # torch operators
+    ("torch ops are fine", "include_spaces", [FRAMEWORK]),
+    ("you can use torch.compile", "include_spaces", [FRAMEWORK]),
+    ("don't fall back to torch", "exclude_spaces", [FRAMEWORK]),
+    ("no pytorch calls in the kernel", "exclude_spaces", [FRAMEWORK]),
+    ("pytorch operators are off-limits", "exclude_spaces", [FRAMEWORK]),
+    # custom kernels only
+    ("only hand-written kernels", "only_spaces", [CUSTOM]),
+    ("write the kernel yourself", "only_spaces", [CUSTOM]),
+    ("nothing but custom kernels", "only_spaces", [CUSTOM]),
+    ("handwritten kernels only", "only_spaces", [CUSTOM]),
+    # backends
+    ("use OpenMP on the CPU", "backend", "cpp"),
+    ("target CUDA", "backend", "cuda"),
+    ("port it to SYCL", "backend", "sycl"),
+    ("in C++ instead of sycl", "backend", "cpp"),
+    ("not cuda, use cpp", "backend", "cpp"),
+    ("try oneAPI", "backend", "sycl"),
+    # budgets
+    ("try 10 more", "budget", 10),
+    ("give it 8 more evaluations", "budget", 8),
+    ("spend up to 20 evaluations", "budget", 20),
+    ("at most 15 candidates", "budget", 15),
+    ("budget: 5", "budget", 5),
+    ("another 6 rounds", "budget", 6),
+    # time limits
+    ("take at most 5 minutes", "time_limit_s", 300.0),
+    ("you have 10 min", "time_limit_s", 600.0),
+    ("stop after 2 hours", "time_limit_s", 7200.0),
+    ("no more than 30 seconds", "time_limit_s", 30.0),
+    ("time limit: 90 s", "time_limit_s", 90.0),
+    # tolerances
+    ("keep it bit-exact", "tolerances", {"*": (0.0, 0.0)}),
+    ("must match exactly in fp32", "tolerances", {"float32": (0.0, 0.0)}),
+    ("half precision is acceptable", "tolerances", {"float32": (1e-2, 1e-2)}),
+    ("bf16 accuracy is good enough", "tolerances", {"float32": (1e-2, 1e-2)}),
+    ("allow fp16-level error", "tolerances", {"float32": (1e-2, 1e-2)}),
+    ("1e-3 error is fine", "tolerances", {"*": (1e-3, 1e-3)}),
+    ("bitwise identical outputs", "tolerances", {"*": (0.0, 0.0)}),
+]
+
+
+def test_at_least_forty_paraphrases():
+    assert len(PARAPHRASES) >= 40
+
+
+@pytest.mark.parametrize(("text", "field", "expected"), PARAPHRASES,
+                         ids=[t for t, _, _ in PARAPHRASES])  # fmt: skip
+def test_paraphrases_are_understood(text, field, expected):
+    request = parse(text)
+    assert getattr(request, field) == expected, request.describe()
+
+
+@pytest.mark.parametrize("text", [
+    "make it faster", "the last one was slower", "try larger work per thread",
+    "use fewer registers", "looks wrong to me",
+])  # fmt: skip
+def test_words_without_a_field_change_no_field_and_chat_says_so(text):
+    from kernelwright.cli.chat import understood
+
+    request = parse(text)
+    assert request.model_dump(exclude={"text"}) == RunRequest().model_dump(exclude={"text"})
+    assert not understood(text)  # the chat tells the user the reason changed no setting
+    assert understood(text + ", and you may use BLAS")

@@ -66,8 +66,11 @@ def test_chat_reject_quit_resume_approve(tmp_path):
     child.expect("FINAL KERNEL for review after 2/2 evaluations")
     child.expect(r"  (\w+): [\d.]+x")
     first = child.match.group(1)
-    child.expect("ModelNew")  # the kernel's source, printed as text
+    child.expect("the whole source: /source")  # the review shows figures and the diff only
     child.expect(REVIEW)
+    child.sendline("/source")
+    child.expect(f"source of {first}")
+    child.expect("ModelNew")  # the kernel's source, printed as text
     child.sendline("/status")
     child.expect("evaluations 2/2")
     child.sendline("/reject not fast enough, try 2 more evaluations")
@@ -75,17 +78,26 @@ def test_chat_reject_quit_resume_approve(tmp_path):
     # (l1_gelu's C++ program has three schedule points)
     child.expect(r"FINAL KERNEL for review after ([34])/4 evaluations|NO CORRECT KERNEL")
     spent = int(child.match.group(1) or 4)
+    if child.match.group(1):
+        child.expect(r"  (\w+): [\d.]+x")
+        assert child.match.group(1) != first  # the rejected kernel is not offered again
     child.expect(REVIEW)
-    child.sendline("/approve")
-    child.expect(r"done: (kernel (\w+) approved|ended without)")
+    child.sendline("/best")  # every correct kernel, the rejected one marked
+    child.expect(f"  {first}: [\\d.]+x .*\\(rejected earlier\\)")
+    child.sendline(f"/pick {first[:6]}")  # bring the rejected kernel back: approve it
+    child.expect(f"done: kernel {first} approved")
+    child.sendline("/source")  # /approve ended the review, not the program
+    child.expect("ModelNew")
+    child.sendline("/quit")
+    child.expect("bye")
     child.expect(pexpect.EOF)
 
     run_dir = store / "runs" / thread
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["kind"] == "chat" and meta["status"] == "done"
-    assert meta["approved"] != first  # the rejected kernel was not offered again
-    if meta["approved"]:
-        assert "ModelNew" in (run_dir / "best" / "candidate.py").read_text()
+    assert meta["approved"] == first  # picked back after its rejection
+    assert (run_dir / "best" / "candidate.py").read_text() == (
+        run_dir / "candidates" / f"{first}.py").read_text()
     logged = (run_dir / "evaluations.log").read_text().split("\n")
     ids = [line.split()[-1] for line in logged if line]
     assert len(ids) == len(set(ids)) == spent  # nothing evaluated twice across quit and resume

@@ -29,23 +29,30 @@ def _report(correct: bool) -> RunReport:
     )
 
 
+def _task(tmp_path) -> str:
+    """A task file that exists (optimize checks the path before any work; the run is faked)."""
+    path = tmp_path / "t.py"
+    path.write_text("# stands in for a task: kernelwright.optimize is replaced\n")
+    return str(path)
+
+
 def test_no_correct_kernel_exits_1_with_reason_in_json(monkeypatch, tmp_path):
     monkeypatch.setattr(kernelwright, "optimize", lambda *a, **k: _report(False))
-    result = CliRunner().invoke(app, ["optimize", str(tmp_path / "t.py"), "--json"])
+    result = CliRunner().invoke(app, ["optimize", _task(tmp_path), "--json"])
     assert result.exit_code == 1
     assert json.loads(result.stdout)["reason"].startswith("no correct kernel in 3 evaluations")
 
 
 def test_no_correct_kernel_prints_the_reason_as_plain_text(monkeypatch, tmp_path):
     monkeypatch.setattr(kernelwright, "optimize", lambda *a, **k: _report(False))
-    result = CliRunner().invoke(app, ["optimize", str(tmp_path / "t.py")])
+    result = CliRunner().invoke(app, ["optimize", _task(tmp_path)])
     assert result.exit_code == 1
     assert "[bold]x[/]" in result.stdout  # untrusted text is never markup
 
 
 def test_a_correct_kernel_exits_0(monkeypatch, tmp_path):
     monkeypatch.setattr(kernelwright, "optimize", lambda *a, **k: _report(True))
-    result = CliRunner().invoke(app, ["optimize", str(tmp_path / "t.py"), "--json"])
+    result = CliRunner().invoke(app, ["optimize", _task(tmp_path), "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout)["correct"]
 
 

@@ -75,3 +75,25 @@ def test_optimize_application_runs_the_mapped_targets_and_applies_amdahl(tmp_pat
     assert slower.speedup == pytest.approx(1.0)  # a slower kernel is not adopted
     with pytest.raises(ValueError, match="does not run"):
         optimize_application(plan, {"nope": tmp_path / "a.py"}, tmp_settings, run=run)
+
+
+def test_a_task_for_a_kernel_below_the_coverage_is_optimised_anyway(tmp_path, tmp_settings):
+    from kernelwright.graphs.application import optimize_application
+
+    write_tiny_trace(tmp_path / "app")
+    plan = plan_application(tmp_path / "app", method="photon", top=1, coverage=0.01,
+                            settings=tmp_settings)  # fmt: skip
+    last = plan.ranking[-1]
+    assert last not in plan.targets
+    ran = []
+
+    def run(path, settings):
+        ran.append(path.name)
+        return _report("r-last", True, 2.0)
+
+    result = optimize_application(plan, {last.name: tmp_path / "z.py"}, tmp_settings, run=run)
+    assert ran == ["z.py"]
+    (mine,) = [o for o in result.outcomes if o.kernel == last.name]
+    assert mine.run_id == "r-last" and mine.speedup == 2.0
+    assert "optimised because --task names it" in mine.note
+    assert result.speedup == pytest.approx(1 / (1 - last.share + last.share / 2.0))

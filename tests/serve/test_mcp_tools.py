@@ -62,7 +62,7 @@ def test_tools_are_typed_and_bad_arguments_are_tool_errors(served):
     assert "candidate_path '/etc/passwd' is outside" in texts[4]
     assert "run id '../../etc' is not valid" in texts[5]
     assert "no run 'no-such-run'" in texts[6]
-    assert "run_id" in texts[7] and "Field required" in texts[7]
+    assert "run_id is required" in texts[7] and "pydantic" not in texts[7]
     assert "not running in this server" in texts[8]
     status, best, runs = (r.structured_content for r in results[9:])
     assert status["status"] == "done" and status["evaluations"] == 2
@@ -128,3 +128,26 @@ def test_background_runs_get_the_servers_llm_settings(tmp_path):
     result = CliRunner().invoke(app, ["optimize", str(tmp_path / "missing.py"), *flags])
     assert result.exit_code == 2 and "No such option" not in result.output
     assert "missing.py" in result.output
+
+
+def test_argument_errors_are_one_plain_line_and_backends_any_case(tmp_path):
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    settings = Settings(data_dir=tmp_path / "store", cache_dir=tmp_path / "cache")
+    served = {"settings": settings, "root": examples, "store": tmp_path / "store"}
+    task = str(examples / "tasks" / "l1_gelu.py")
+    sycl = str(examples / "candidates" / "l1_gelu_naive_sycl.py")
+    calls = [("optimize_kernel", {"task_path": task, "budget": 0}),
+             ("optimize_kernel", {"task_path": task, "backend": "gpu"}),
+             ("best_kernel", {}),
+             ("evaluate_kernel", {"task_path": task, "candidate_path": sycl,
+                                  "backend": "CPP"})]  # fmt: skip
+    _, results = _call(served, calls)
+    texts = [r.content[0].text for r in results]
+    assert all(r.is_error for r in results)
+    assert texts[0].startswith("optimize_kernel: argument budget=0 is not valid")
+    assert "'gpu'" in texts[1] and "'sycl', 'cpp' or 'cuda'" in texts[1]
+    assert texts[2] == "best_kernel: argument run_id is required: pass it (see the tool's schema)"
+    assert "builds its kernels with sycl, but backend 'cpp'" in texts[3]  # CPP read as cpp
+    assert not any("pydantic" in t or "\n" in t for t in texts)
+    assert not (tmp_path / "store" / "runs").exists() or not any(
+        (tmp_path / "store" / "runs").iterdir())  # no run was started

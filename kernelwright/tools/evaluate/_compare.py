@@ -106,10 +106,6 @@ def identical(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
     return True
 
 
-def clone_inputs(inputs: list[Any]) -> list[Any]:
-    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-
-
 def changed_inputs(given: list[Any], pristine: list[Any]) -> list[int]:
     """Indices of tensor inputs whose contents differ from their pristine copy."""
     return [

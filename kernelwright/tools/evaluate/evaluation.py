@@ -20,8 +20,8 @@ from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timin
 from kernelwright.tools.cpuinfo import cpu_model
 from kernelwright.tools.evaluate import freshness
 from kernelwright.tools.evaluate import verify as vf
-from kernelwright.tools.evaluate.compile_timing import add_compile
 from kernelwright.tools.evaluate.build_options import check_builds
+from kernelwright.tools.evaluate.compile_timing import add_compile
 from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.orchestrator import CandidateRunner, RunnerFailed
 from kernelwright.tools.evaluate.session import RECHECK_SEED, Arenas, TaskSession

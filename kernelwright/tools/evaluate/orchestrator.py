@@ -260,9 +260,6 @@ class ForkServer:
                                      frozenset({"done"}))
         return reply.get("statuses", {})
 
-    def leftovers(self) -> list[int]:
-        return sandbox.descendants(self.host_pid)
-
     def close(self) -> None:
         _kill_tree(self.proc.pid)
         self.proc.wait()

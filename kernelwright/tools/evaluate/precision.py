@@ -12,31 +12,14 @@ fp16 (eps 4.9e-4), bf16 (3.9e-3) and TF32 arithmetic all land more than 10x abov
 
 from __future__ import annotations
 
-import copy
 import logging
-from typing import Any
 
 import torch
-
-from kernelwright.spec.inputs import as_tensor_list
 
 log = logging.getLogger(__name__)
 
 FACTOR = 100.0
 FLOOR = 1e-5
-
-
-def reference_fp64(reference: torch.nn.Module, inputs: list[Any]) -> list[torch.Tensor] | None:
-    """The reference's outputs computed in float64, or ``None`` if it cannot run in fp64."""
-    try:
-        model = copy.deepcopy(reference).double()
-        args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                for x in inputs]
-        with torch.no_grad():
-            return as_tensor_list(model(*args), "reference Model in float64")
-    except Exception as exc:  # e.g. integer-only models: no precision question to ask
-        log.info("skipping the fp64 precision check: %s", exc)
-        return None
 
 
 def downgrade_message(

@@ -212,10 +212,6 @@ def _lop3(a, b, c, lut):
     return out
 
 
-def _fminmax(fn):
-    return lambda a, b: fn(a, b)
-
-
 def _unary_float(fn: Fn, dt: np.dtype) -> Fn:
     def run(a):
         with np.errstate(**_ERR):

@@ -7,16 +7,12 @@ import bisect
 
 import numpy as np
 
-from kernelwright.errors import LaunchError
+from kernelwright.errors import MemoryFault
 from kernelwright.tools.gpusim.address_space import AddressSpace
 
 SHARED_WINDOW = 0x0000_1000_0000_0000  # generic addresses of shared memory
 LOCAL_WINDOW = 0x0000_2000_0000_0000  # generic addresses of local memory
 WINDOW_SIZE = 1 << 32
-
-
-class MemoryFault(LaunchError):
-    """An emulated access outside every buffer (what compute-sanitizer would report)."""
 
 
 def typed_get(data: np.ndarray, off: np.ndarray, dt: np.dtype) -> np.ndarray:

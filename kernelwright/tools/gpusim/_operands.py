@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kernelwright.tools.gpusim._types import convert, dtype_of, float_scalar, int_scalar
-from kernelwright.tools.gpusim.ptx import TYPE_SIZES, Instruction, Operand
+from kernelwright.tools.gpusim.ptx import Instruction, Operand
 
 Fetch = Callable[..., object]
 
@@ -76,10 +76,6 @@ def reg_names(ops: tuple[Operand, ...]) -> list[str]:
         elif op.items:
             out.extend(reg_names(op.items))
     return out
-
-
-def reg_type_size(regs: dict[str, str], name: str) -> int:
-    return TYPE_SIZES.get(regs.get(name, "b32"), 4)
 
 
 def mov_vector(ins: Instruction, regs: dict[str, str]) -> Callable:

@@ -151,9 +151,5 @@ class KernelCtx:
             if same_index(b.key, key):
                 return b.var
         if node.id in self.owned and node.kind != "pointwise":
-            import os
-            if os.environ.get("KW_DEBUG"):
-                print("want", [str(x) for x in key], "have",
-                      [[str(x) for x in b.key] for b in self.bound.get(node.id, [])])
             raise NotFusable(node)
         return None

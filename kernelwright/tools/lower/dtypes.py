@@ -41,14 +41,6 @@ def compute_type(dtype: torch.dtype) -> str:
     return _entry(dtype)[1]
 
 
-def is_half(dtype: torch.dtype) -> bool:
-    return dtype in (torch.float16, torch.bfloat16)
-
-
-def is_float(dtype: torch.dtype) -> bool:
-    return dtype.is_floating_point
-
-
 def load_expr(dtype: torch.dtype, raw: str) -> str:
     """Compute-type value of a stored element ``raw``."""
     if dtype == torch.float16:

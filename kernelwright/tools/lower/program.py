@@ -273,7 +273,7 @@ def lower_task(task: Task, backend: str = "sycl", params: dict[str, Any] | None 
     from kernelwright.spec import derive_contract, variant_inputs
     from kernelwright.spec.inputs import init_inputs_for, nominal_inputs
 
-    module = task.load_module()
+    module = task.module()  # the module Task.from_path imported: no second import here
     if contract is None:
         try:
             contract = derive_contract(task)
@@ -341,7 +341,7 @@ def _fix_outputs(g: LoweredGraph) -> None:
     """Every output gets a buffer of its own: copy inputs and repeated outputs."""
     seen: set[int] = set()
     for i, n in enumerate(g.outputs):
-        if isinstance(n, Input) or n.id in seen or n.kind == "reduction" and False:
+        if isinstance(n, Input) or n.id in seen:
             copy = Pointwise(tuple(n.shape), n.dtype, [n], name=f"copy{i}", cost=0,
                              fn=lambda k, idx, n=n: n.load(k, idx))
             g.nodes.append(copy)

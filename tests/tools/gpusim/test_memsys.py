@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from kernelwright.tools.gpusim._memsys import coalesce, shared_wavefronts
 
@@ -46,7 +45,6 @@ def test_shared_wavefronts_match_a_lane_by_lane_count():
 
 
 def test_compiled_wavefronts_match_the_numpy_ones():
-    pytest.importorskip("numba")
     from kernelwright.tools.gpusim._timing_kernels import shared_wavefronts_flat
 
     lists, widths = _random_accesses(3)

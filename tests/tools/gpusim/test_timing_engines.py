@@ -27,8 +27,6 @@ from kernelwright.tools.gpusim.records import TraceInstruction
 from kernelwright.tools.gpusim.timing import engine_kind, simulate_kernel, simulate_kernels
 from kernelwright.tools.gpusim.traces import iter_kernels
 
-pytest.importorskip("numba")
-
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "traces"
 GPU = gpu_by_name("rtx2080ti")
 TINY_L2 = GPU.model_copy(update={"l2_bytes": 16 * 1024, "num_sms": 4})

@@ -69,3 +69,16 @@ def test_lowering_error_is_a_kernelwright_error():
 
     assert issubclass(LoweringError, KernelwrightError)
     assert nn is not None and torch is not None
+
+
+def test_lowering_uses_the_module_the_task_already_imported(monkeypatch):
+    """docs/ARCHITECTURE.md: the orchestrator imports a task file once (Task.from_path)."""
+    t = task("relu_chain")
+    t.module()  # imported (Task.from_path does this)
+
+    def second_import(self):
+        raise AssertionError("lower_task imported the task file a second time")
+
+    monkeypatch.setattr(Task, "load_module", second_import)
+    program = lower_task(t, "cpp")
+    assert program.source

@@ -43,6 +43,6 @@ def test_sample_table_and_errors(tiny_trace, tmp_path, env):
     assert res.exit_code == 0, res.output
     assert "projected whole-workload time" in res.output
     bad = CliRunner().invoke(app, ["sample", str(tiny_trace), "--method", "oracle"])
-    assert bad.exit_code == 2 and "choose from" in bad.output
+    assert bad.exit_code == 2 and "is not one of" in bad.output and "photon" in bad.output
     missing = CliRunner().invoke(app, ["sample", str(tmp_path / "nope")])
-    assert missing.exit_code == 2 and "kernelslist" in missing.output
+    assert missing.exit_code == 2 and "does not exist" in missing.output
