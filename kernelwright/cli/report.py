@@ -18,12 +18,16 @@ def report(
     md: Annotated[Path | None, typer.Option("--md", help="Markdown summary to write")] = None,
     store: StoreOpt = None,
 ) -> None:
-    """Write one offline HTML page (tables, charts, best kernels with diffs) over the runs."""
+    """Write one offline HTML page (tables, charts, best kernels with diffs) over the runs;
+    the rooflines use this machine's measured peaks (`kernelwright peaks`)."""
     from kernelwright.graphs.runner import store_root
     from kernelwright.report.html import write_report
+    from kernelwright.tools.peaks import machine_peaks, peaks_dir
 
+    settings = _settings()
     try:
-        write_report(store_root(_settings(), store), run_ids, html, md)
+        root = store_root(settings, store)
+        write_report(root, run_ids, html, md, peaks=machine_peaks(peaks_dir(settings)))
     except KernelwrightError as exc:
         _fail(exc)
     console.print(f"wrote {html}" + (f" and {md}" if md else ""), markup=False, highlight=False)
