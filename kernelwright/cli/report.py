@@ -21,12 +21,15 @@ def report(
     """Write one offline HTML page (tables, charts, best kernels with diffs) over the runs;
     the rooflines use this machine's measured peaks (`kernelwright peaks`)."""
     from kernelwright.graphs.runner import store_root
+    from kernelwright.graphs.store import RunStore
     from kernelwright.report.html import write_report
     from kernelwright.tools.peaks import machine_peaks, peaks_dir
 
     settings = _settings()
     try:
         root = store_root(settings, store)
+        for run_id in run_ids:  # an unknown id fails here, before any measuring
+            RunStore(root).meta(run_id)
         write_report(root, run_ids, html, md, peaks=machine_peaks(peaks_dir(settings)))
     except KernelwrightError as exc:
         _fail(exc)

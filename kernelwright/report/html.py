@@ -72,7 +72,28 @@ def render_html(data: ReportData) -> str:
         usage=data.usage_totals,
         evaluations=sum(len(r.candidates) for r in runs),
         outcomes=_outcomes(runs),
+        over_roof=above_roofs(data),
     )
+
+
+def above_roofs(data: ReportData) -> list[str]:
+    """What ran faster than the measured roofs allow (a kernel or PyTorch eager, by task): a
+    sign that the peaks were measured on a busy machine."""
+    bw, rate = data.roofs.bandwidth_gbps, data.roofs.gflops
+    if not (bw and rate):
+        return []
+    out = []
+    for run in data.runs:
+        if not run.intensity or not run.flops:
+            continue
+        roof = min(run.intensity * bw, rate) * 1.05
+        eager = [run.flops / (c.reference_ms * 1e-3) / 1e9 for c in run.candidates
+                 if c.reference_ms]  # fmt: skip
+        if any(c.achieved_gflops and c.achieved_gflops > roof for c in run.candidates):
+            out.append(f"a kernel of {run.task}")
+        if eager and max(eager) > roof:
+            out.append(f"PyTorch eager on {run.task}")
+    return out
 
 
 def _outcomes(runs) -> list[tuple[str, int]]:

@@ -180,10 +180,16 @@ def roofline_chart(runs: list[RunSummary], roofs: Roofs) -> str:
             if run.best and run.best.achieved_gflops:
                 ax.scatter([run.intensity], [run.best.achieved_gflops], s=60, marker="*",
                            color="black", zorder=3)  # fmt: skip
+            eager = [run.flops / (c.reference_ms * 1e-3) / 1e9 for c in timed if c.reference_ms]
+            if eager:  # PyTorch eager on the same roofs: the bar a kernel has to clear
+                ax.scatter([run.intensity], [sorted(eager)[len(eager) // 2]], s=40, marker="x",
+                           color="0.25", zorder=3, label=label(f"PyTorch eager: {run.task}"))
             placed += len(timed)
         ax.set_xscale("log")
         ax.set_yscale("log")
         achieved = [c.achieved_gflops for r in runs for c in r.candidates if c.achieved_gflops]
+        achieved += [r.flops / (c.reference_ms * 1e-3) / 1e9 for r in runs if r.flops
+                     for c in r.candidates if c.reference_ms]  # fmt: skip
         _draw_roofs(ax, roofs, intensities, achieved)
         for axis in (ax.xaxis, ax.yaxis):  # plain numbers: no mathtext for tick labels
             axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -191,7 +197,7 @@ def roofline_chart(runs: list[RunSummary], roofs: Roofs) -> str:
         ax.set_xlabel("arithmetic intensity (FLOP / byte)")
         ax.set_ylabel("achieved GFLOP/s")
         ax.set_title(f"roofline under this machine's measured peaks\n{placed} timed kernels "
-                     "(star: each task's best)")  # fmt: skip
+                     "(star: each task's best; x: PyTorch eager)")  # fmt: skip
         if placed:
             ax.legend(loc="lower right", fontsize=7)
         return _svg(fig)
