@@ -23,7 +23,8 @@ CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "goo
 
 
 # What the page looks like once laid out: each chart's size and colour, the verdict banner's
-# colour, and whether anything overflows the window sideways.
+# colour, whether anything overflows the window sideways, and how many pixels of each
+# scrolled table are hidden.
 LAYOUT = """JSON.stringify({
   svgs: [...document.querySelectorAll('svg')].map(s => {
     const r = s.getBoundingClientRect();
@@ -33,6 +34,7 @@ LAYOUT = """JSON.stringify({
   scrollWidth: document.documentElement.scrollWidth,
   scrollHeight: document.documentElement.scrollHeight,
   innerWidth: window.innerWidth,
+  hidden: [...document.querySelectorAll('.scroll')].map(d => d.scrollWidth - d.clientWidth),
   clientWidth: document.documentElement.clientWidth,
 })"""
 

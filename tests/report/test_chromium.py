@@ -48,6 +48,7 @@ def test_real_run_report_loads_cleanly(real_store, artifacts, tmp_path):
     assert "Verdict:" in load.text and " ms" in load.text
     assert "memory 8.0 GB/s" in load.text and "compute 40.0 GFLOP/s" in load.text
     assert load.layout["verdict"] == [GREEN if "faster: use the kernel" in load.text else RED]
+    assert load.layout["hidden"][0] == 0  # the task table fits 1280 px: no column scrolled away
 
 
 def test_keep_pytorch_report_is_red(slow_store, artifacts, tmp_path):
@@ -57,7 +58,7 @@ def test_keep_pytorch_report_is_red(slow_store, artifacts, tmp_path):
     _check(load, artifacts, "report-keep-pytorch.png", charts=3)
     assert "Verdict: keep PyTorch (0.98x of PyTorch eager: eager 0.98 ms, kernel 1 ms, " \
            "torch.compile 0.8 ms)" in load.text  # fmt: skip
-    assert load.layout["verdict"] == [RED]
+    assert load.layout["verdict"] == [RED] and load.layout["hidden"][0] == 0
 
 
 def test_hostile_text_is_shown_not_run(scripted_store, artifacts, tmp_path):
