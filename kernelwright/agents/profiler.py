@@ -23,16 +23,23 @@ class Profiler(Protocol):
 
 def roofline(plan: Plan, peaks: MachinePeaks, seconds: float | None) -> Roofline:
     """Roofline bound: ``t_min = max(bytes / BW, flops / peak)``; fraction = t_min / t."""
-    mem_s = plan.min_bytes / (peaks.bandwidth_gbps * 1e9)
-    cmp_s = plan.flops / (peaks.gflops * 1e9)
+    return roofline_for(plan.flops, plan.min_bytes, peaks, seconds)
+
+
+def roofline_for(
+    flops: float, min_bytes: float, peaks: MachinePeaks, seconds: float | None
+) -> Roofline:
+    """:func:`roofline` of a kernel doing ``flops`` over ``min_bytes`` in ``seconds``."""
+    mem_s = min_bytes / (peaks.bandwidth_gbps * 1e9)
+    cmp_s = flops / (peaks.gflops * 1e9)
     bound_s = max(mem_s, cmp_s)
     if not seconds or seconds <= 0:
         return Roofline(bound="memory" if mem_s >= cmp_s else "compute", bound_time_s=bound_s)
     return Roofline(
         bound="memory" if mem_s >= cmp_s else "compute",
         bound_time_s=bound_s,
-        achieved_gbps=plan.min_bytes / seconds / 1e9,
-        achieved_gflops=plan.flops / seconds / 1e9,
+        achieved_gbps=min_bytes / seconds / 1e9,
+        achieved_gflops=flops / seconds / 1e9,
         fraction=bound_s / seconds,
     )
 

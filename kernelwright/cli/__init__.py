@@ -11,6 +11,7 @@ from kernelwright.cli import (  # noqa: F401  (registers the commands)
     evaluate,
     gpusim,
     mcp,
+    peaks,
     report,
     runs,
     sample,

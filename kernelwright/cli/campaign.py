@@ -128,12 +128,15 @@ def write_morning_report(summary, root: Path) -> tuple[str | None, str, str | No
     from kernelwright.graphs.campaign_metrics import markdown_summary
     from kernelwright.graphs.store import RunStore
     from kernelwright.report.html import write_report
+    from kernelwright.tools.peaks import cached_peaks, peaks_dir
 
     html_path, md_path = RunStore(root).report_paths(summary.campaign_id)
     if not summary.run_ids:
         md_path.write_text(markdown_summary(summary))
         return None, str(md_path), "note: no task was evaluated; wrote the Markdown summary only"
-    write_report(root, summary.run_ids, html_path, md_path)
+    # The campaign's runs measured this machine's peaks (the profiler's roofs): reuse them.
+    peaks = cached_peaks(peaks_dir(_settings()))
+    write_report(root, summary.run_ids, html_path, md_path, peaks=peaks)
     with md_path.open("a") as fh:
         fh.write("\n" + markdown_summary(summary))
     return str(html_path), str(md_path), None

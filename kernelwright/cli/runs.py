@@ -161,14 +161,40 @@ def show(
     run_id: str,
     store: StoreOpt = None,
     archive: Annotated[bool, typer.Option("--archive", help="print the MAP-Elites grid")] = False,
+    configs: Annotated[
+        bool, typer.Option("--configs", help="list every evaluated configuration instead")
+    ] = False,
+    csv_out: Annotated[bool, typer.Option("--csv", help="with --configs: CSV to stdout")] = False,
 ) -> None:
     """Print a run's best kernel, its evidence, and the history of decisions."""
     from kernelwright.report.show import print_run
 
+    if configs or csv_out:
+        return _show_configs(run_id, store, csv_out)
     try:
         print_run(console, run_id, _settings(), store, archive=archive)
     except KernelwrightError as exc:
         _fail(exc)
+
+
+def _show_configs(run_id: str, store: Path | None, csv_out: bool) -> None:
+    """Every evaluated configuration: parameters, verdict, speedup, ms (table or CSV)."""
+    import sys
+
+    from kernelwright.graphs.runner import store_root
+    from kernelwright.report.configs import config_rows, text_table, write_csv
+    from kernelwright.tools.peaks import cached_peaks, peaks_dir
+
+    settings = _settings()
+    try:
+        root = store_root(settings, store)
+        columns, rows = config_rows(root, run_id, cached_peaks(peaks_dir(settings)))
+    except KernelwrightError as exc:
+        _fail(exc)
+    if csv_out:
+        write_csv(sys.stdout, columns, rows)
+    else:
+        print(text_table(columns, rows) if rows else f"{run_id}: nothing evaluated yet")
 
 
 @app.command()

@@ -8,9 +8,10 @@ Definitions used by the report:
 
 - speedup ``s = t_ref / t_cand`` (medians); spread ``[q25_ref / q75_cand, q75_ref / q25_cand]``.
 - roofline fraction ``t_min / t_cand`` with ``t_min = max(bytes / BW, flops / FLOP_rate)``.
-- roofs are recovered from each run's own numbers: a memory-bound task gives
-  ``BW = bytes / t_min``, a compute-bound one ``FLOP_rate = flops / t_min``; a roof that no run
-  pinned down stays ``None`` (the chart then draws only the roofs it knows).
+- roofs are this machine's measured peaks (``kernelwright peaks``: STREAM triad/copy and
+  the vendor SGEMM), passed in by the caller; every candidate's roofline position is computed
+  again against them, so the table and the chart use the same roofs. Without peaks the
+  runs' stored fractions are shown and no roof is drawn.
 - KernelBench's ``fast_p`` over tasks: the share of tasks whose best kernel is correct and has
   ``s > p``; ``fast_0`` is the share with any correct kernel. Geometric mean speedup over tasks
   with a correct kernel.
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernelwright.agents.profiler import roofline_for
 from kernelwright.graphs.store import RunStore, open_checkpointer
 from kernelwright.graphs.summary_models import (
     AgentUsage,
@@ -36,6 +38,7 @@ from kernelwright.graphs.summary_models import (
     SourceDiff,
     VariantEvidence,
 )
+from kernelwright.spec.peaks import MachinePeaks
 from kernelwright.spec.plan import Profile
 from kernelwright.spec.result import Level, verdict_for
 
@@ -51,13 +54,16 @@ __all__ = [
     "SourceDiff",
     "VariantEvidence",
     "build_report_data",
-    "implied_roofs",
+    "roofs_of",
     "summarize_run",
 ]
 
 
-def build_report_data(store_root: str | Path, run_ids: list[str]) -> ReportData:
-    """Summaries of ``run_ids`` (unknown ids raise ``RunStoreError`` naming the fix)."""
+def build_report_data(
+    store_root: str | Path, run_ids: list[str], peaks: MachinePeaks | None = None
+) -> ReportData:
+    """Summaries of ``run_ids`` (unknown ids raise ``RunStoreError`` naming the fix), placed
+    under the measured ``peaks`` when given."""
     store = RunStore(store_root)
     saver = open_checkpointer(store.root)
     try:
@@ -67,9 +73,12 @@ def build_report_data(store_root: str | Path, run_ids: list[str]) -> ReportData:
         ]
     finally:
         saver.conn.close()
-    return ReportData(
-        generated=time.time(), store=str(store.root), runs=runs, roofs=implied_roofs(runs)
-    )
+    for run in runs:
+        _fill_times(store, run)
+        if peaks is not None:
+            _place(run, peaks)
+    return ReportData(generated=time.time(), store=str(store.root), runs=runs,
+                      roofs=roofs_of(peaks))  # fmt: skip
 
 
 def _state(saver, run_id: str) -> dict[str, Any]:
@@ -303,21 +312,48 @@ def _usage(store: RunStore, run_id: str) -> list[AgentUsage]:
     ]
 
 
-def implied_roofs(runs: list[RunSummary]) -> Roofs:
-    """The roofs the runs' own roofline numbers imply (the largest seen of each)."""
-    bandwidth: list[float] = []
-    rate: list[float] = []
-    for run in runs:
-        if not run.flops or not run.min_bytes:
-            continue
-        for c in run.candidates:
-            if not c.bound_time_s:
-                continue
-            if c.bound == "memory":
-                bandwidth.append(run.min_bytes / c.bound_time_s / 1e9)
-            elif c.bound == "compute":
-                rate.append(run.flops / c.bound_time_s / 1e9)
+def roofs_of(peaks: MachinePeaks | None) -> Roofs:
+    """The report's roofs: the measured ``peaks`` (unknown roofs without them)."""
+    if peaks is None:
+        return Roofs()
     return Roofs(
-        bandwidth_gbps=max(bandwidth) if bandwidth else None,
-        gflops=max(rate) if rate else None,
-    )
+        bandwidth_gbps=peaks.bandwidth_gbps, gflops=peaks.gflops, machine=peaks.machine,
+        measured_at=peaks.measured_at, method=peaks.method or None,
+        triad_gbps=peaks.triad_gbps, copy_gbps=peaks.copy_gbps,
+    )  # fmt: skip
+
+
+def _place(run: RunSummary, peaks: MachinePeaks) -> None:
+    """Every timed candidate's roofline position against ``peaks``."""
+    if not run.flops or not run.min_bytes:
+        return
+    for c in run.candidates:
+        seconds = _seconds(run, c)
+        if seconds is None:
+            continue
+        roof = roofline_for(run.flops, run.min_bytes, peaks, seconds)
+        c.bound, c.bound_time_s = roof.bound, roof.bound_time_s
+        c.roofline_fraction, c.achieved_gflops = roof.fraction, roof.achieved_gflops
+        c.achieved_gbps = roof.achieved_gbps
+
+
+def _seconds(run: RunSummary, c: CandidateRecord) -> float | None:
+    """The candidate's median time: stored, else implied by its stored roofline numbers."""
+    if c.candidate_ms:
+        return c.candidate_ms / 1e3
+    if c.achieved_gflops and run.flops:
+        return run.flops / (c.achieved_gflops * 1e9)
+    return None
+
+
+def _fill_times(store: RunStore, run: RunSummary) -> None:
+    """Medians in ms from the stored results, for records that do not carry them."""
+    for c in run.candidates:
+        if not c.correct or c.reference_ms is not None:
+            continue
+        record = store.load_result(run.run_id, c.candidate_id) or {}
+        timing = (record.get("result") or {}).get("timing") or {}
+        ms = {k: timing.get(f"{k}_median_s") for k in ("reference", "candidate", "compile")}
+        c.reference_ms = ms["reference"] * 1e3 if ms["reference"] else None
+        c.candidate_ms = ms["candidate"] * 1e3 if ms["candidate"] else c.candidate_ms
+        c.compile_ms = ms["compile"] * 1e3 if ms["compile"] else c.compile_ms

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from kernelwright.spec.result import verdict_for
+
 
 class CandidateRecord(BaseModel):
     """One evaluated candidate of a run, in the order it was evaluated (``order`` from 1)."""
@@ -137,6 +139,15 @@ class RunSummary(BaseModel):
     verdict: str | None = None
 
     @property
+    def outcome(self) -> str:
+        """``verdict`` when the run recorded one, else derived from the best kernel's speedup
+        (``kernelwright.spec.Verdict`` values: faster / keep_pytorch / no_correct_kernel)."""
+        if self.verdict is not None:
+            return self.verdict
+        best = self.best
+        return verdict_for(best is not None, best.speedup if best else None).value
+
+    @property
     def intensity(self) -> float | None:
         """Arithmetic intensity of the task, FLOP per byte moved at least."""
         if not self.flops or not self.min_bytes:
@@ -170,10 +181,16 @@ class RunSummary(BaseModel):
 
 
 class Roofs(BaseModel):
-    """This machine's roofs as the runs' own roofline numbers imply them (None: unknown)."""
+    """The roofs the report draws: this machine's measured peaks (``kernelwright peaks``);
+    None where no measurement was given."""
 
     bandwidth_gbps: float | None = None
     gflops: float | None = None
+    machine: str | None = None  # what the peaks were measured on (CPU, cores, threads, torch)
+    measured_at: float | None = None
+    method: str | None = None
+    triad_gbps: float | None = None
+    copy_gbps: float | None = None
 
 
 def fast_p(tasks: Iterable[tuple[bool, float | None]], p: float) -> float | None:

@@ -27,7 +27,7 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
     from kernelwright.agents.planner import LoweringPlanner
     from kernelwright.agents.profiler import RooflineProfiler
     from kernelwright.tools.evaluate import WorkerPool, evaluate
-    from kernelwright.tools.peaks import machine_peaks
+    from kernelwright.tools.peaks import machine_peaks, peaks_dir
 
     lowered = SourceCache()  # one lowering per task and shape signature, shared by the team
     search = R3Search(store, run_id, settings, lowered) if settings.hierarchy else None
@@ -55,7 +55,7 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
             store=store,
             planner=planner,
             coder=coder,
-            profiler=RooflineProfiler(machine_peaks(settings.cache_dir)),
+            profiler=RooflineProfiler(machine_peaks(peaks_dir(settings))),
             critic=critic,
             evaluate=lambda task, cand: evaluate(task, cand, settings=settings, pool=pool),
             contract_of=pool.contract,

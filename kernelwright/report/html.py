@@ -21,19 +21,25 @@ from markupsafe import Markup
 
 from kernelwright.graphs.run_summary import ReportData, build_report_data
 from kernelwright.report import plots
-from kernelwright.report.markdown import render_markdown
+from kernelwright.report.markdown import VERDICT_WORDS, ms_text, render_markdown
+from kernelwright.spec.peaks import MachinePeaks
 
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 def write_report(
-    store_root: Path, run_ids: list[str], html_path: Path, md_path: Path | None = None
+    store_root: Path,
+    run_ids: list[str],
+    html_path: Path,
+    md_path: Path | None = None,
+    peaks: MachinePeaks | None = None,
 ) -> None:
-    """Write the HTML report of ``run_ids`` (and a Markdown summary when ``md_path`` is given).
+    """Write the HTML report of ``run_ids`` (and a Markdown summary when ``md_path`` is given),
+    with rooflines under this machine's measured ``peaks`` (``kernelwright.tools.peaks``).
 
     Raises ``RunStoreError`` (naming the fix) when a run id is not in ``store_root``.
     """
-    data = build_report_data(store_root, run_ids)
+    data = build_report_data(store_root, run_ids, peaks)
     html_path = Path(html_path)
     html_path.parent.mkdir(parents=True, exist_ok=True)
     html_path.write_text(render_html(data), encoding="utf-8")
@@ -65,7 +71,35 @@ def render_html(data: ReportData) -> str:
         archive_charts=archives,
         usage=data.usage_totals,
         evaluations=sum(len(r.candidates) for r in runs),
+        outcomes=_outcomes(runs),
+        over_roof=above_roofs(data),
     )
+
+
+def above_roofs(data: ReportData) -> list[str]:
+    """What ran faster than the measured roofs allow (a kernel or PyTorch eager, by task): a
+    sign that the peaks were measured on a busy machine."""
+    bw, rate = data.roofs.bandwidth_gbps, data.roofs.gflops
+    if not (bw and rate):
+        return []
+    out = []
+    for run in data.runs:
+        if not run.intensity or not run.flops:
+            continue
+        roof = min(run.intensity * bw, rate) * 1.05
+        eager = [run.flops / (c.reference_ms * 1e-3) / 1e9 for c in run.candidates
+                 if c.reference_ms]  # fmt: skip
+        if any(c.achieved_gflops and c.achieved_gflops > roof for c in run.candidates):
+            out.append(f"a kernel of {run.task}")
+        if eager and max(eager) > roof:
+            out.append(f"PyTorch eager on {run.task}")
+    return out
+
+
+def _outcomes(runs) -> list[tuple[str, int]]:
+    """How many runs ended with each verdict, in a fixed order, zeros left out."""
+    counts = [(v, sum(1 for r in runs if r.outcome == v)) for v in VERDICT_WORDS]
+    return [(v, n) for v, n in counts if n]
 
 
 def _environment() -> Environment:
@@ -78,13 +112,30 @@ def _environment() -> Environment:
     )
     env.filters.update(
         speed=speed_text, pct=percent_text, sci=sci_text, when=time_text, num=number_text,
-        diffclass=diff_class,
+        diffclass=diff_class, ms=ms_text, speedclass=speed_class,
+        verdictwords=VERDICT_WORDS.get, verdictclass=verdict_class,
     )  # fmt: skip
     return env
 
 
 def speed_text(value: float | None) -> str:
     return "–" if value is None or not math.isfinite(value) else f"{value:.2f}x"
+
+
+def speed_class(record) -> str:
+    """CSS class of a candidate's speedup: green only when faster than eager beyond its spread,
+    amber when faster but the spread reaches 1.0x, red when not faster (0.98x is red)."""
+    s = getattr(record, "speedup", None)
+    if s is None or not math.isfinite(s):
+        return ""
+    if s <= 1.0:
+        return "bad"
+    low = getattr(record, "speedup_low", None)
+    return "ok" if low is None or low > 1.0 else "warn"
+
+
+def verdict_class(verdict: str) -> str:
+    return "ok" if verdict == "faster" else "bad"
 
 
 def percent_text(value: float | None) -> str:

@@ -29,6 +29,20 @@ def md_code(source: str, language: str = "") -> str:
     return f"{fence}{language}\n{source.rstrip()}\n{fence}"
 
 
+VERDICT_WORDS = {
+    "faster": "faster: use the kernel",
+    "keep_pytorch": "keep PyTorch",
+    "no_correct_kernel": "no correct kernel",
+}
+
+
+def ms_text(value: float | None) -> str:
+    """A median in milliseconds, three significant figures (``–`` when not measured)."""
+    if value is None:
+        return "–"
+    return f"{value:.0f} ms" if value >= 100 else f"{value:.3g} ms"
+
+
 def _speed(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
@@ -37,11 +51,29 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:.1%}"
 
 
+def _ms(v: float | None) -> str:
+    return "-" if v is None else ms_text(v)
+
+
+def verdict_line(run: RunSummary) -> str:
+    """The run's verdict in words, with the figures behind it: ``keep PyTorch (0.38x: eager
+    1.20 ms, kernel 3.16 ms)``."""
+    words, b = VERDICT_WORDS[run.outcome], run.best
+    if b is None:
+        return words
+    times = [f"{name} {ms_text(v)}" for name, v in
+             (("eager", b.reference_ms), ("kernel", b.candidate_ms),
+              ("torch.compile", b.compile_ms)) if v is not None]  # fmt: skip
+    return f"{words} ({_speed(b.speedup)}" + (f": {', '.join(times)})" if times else ")")
+
+
 def _row(run: RunSummary) -> str:
     b, ev = run.best, run.evidence
+    times = ["-"] * 3
     if b is None:
-        speed, evidence, roof = "no correct kernel", "-", "-"
+        speed, evidence, roof = "-", "-", "-"
     else:
+        times = [_ms(b.reference_ms), _ms(b.candidate_ms), _ms(b.compile_ms)]
         speed = f"{_speed(b.speedup)} [{_speed(b.speedup_low)}-{_speed(b.speedup_high)}]"
         evidence = (
             f"{len(ev.variants)} variants x seeds, max abs err {ev.max_abs_error:.2g}"
@@ -50,11 +82,22 @@ def _row(run: RunSummary) -> str:
         )
         roof = _pct(b.roofline_fraction)
     cells = [
-        md_text(run.task), f"`{md_text(run.run_id)}`", md_text(run.status), speed, evidence,
-        roof, md_text(run.implementation_space or "-"), md_text(", ".join(run.flags) or "none"),
+        md_text(run.task), f"`{md_text(run.run_id)}`", md_text(run.status),
+        f"**{VERDICT_WORDS[run.outcome]}**", speed, *times, evidence, roof,
+        md_text(run.implementation_space or "-"), md_text(", ".join(run.flags) or "none"),
         f"{len(run.candidates)}",
     ]  # fmt: skip
     return "| " + " | ".join(cells) + " |"
+
+
+def _roofs(data: ReportData) -> str:
+    r = data.roofs
+    if not (r.bandwidth_gbps and r.gflops):
+        return "roofline: no measured peaks (run `kernelwright peaks`)"
+    return (
+        f"roofs measured on {md_text(r.machine or 'this machine')}: memory "
+        f"{r.bandwidth_gbps:.1f} GB/s (STREAM), compute {r.gflops:.1f} GFLOP/s (SGEMM)"
+    )
 
 
 def render_markdown(data: ReportData) -> str:
@@ -69,10 +112,13 @@ def render_markdown(data: ReportData) -> str:
         f"- fast_1 (correct and faster than PyTorch eager): {_pct(data.fast_p(1.0))}",
         f"- geometric mean speedup over correct tasks: {_speed(data.geomean_speedup)}",
         f"- evaluations: {sum(len(r.candidates) for r in data.runs)}",
+        f"- {_roofs(data)}",
         "",
-        "| task | run | status | best speedup [spread] | correctness | roofline | space "
-        "| flags | evaluations |",
-        "|---|---|---|---|---|---|---|---|---|",
+        *(f"- {md_text(r.task)}: **{verdict_line(r)}**" for r in data.runs),
+        "",
+        "| task | run | status | verdict | best speedup [spread] | PyTorch eager | kernel "
+        "| torch.compile | correctness | roofline | space | flags | evaluations |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(_row(r) for r in data.runs),
         "",
         "## LLM tokens and cost per agent",

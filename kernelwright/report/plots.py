@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -55,64 +54,71 @@ def label(text: str, limit: int = 40) -> str:
     return text.replace("$", r"\$")  # a '$' in a task name is text, not mathtext
 
 
+WIN, LOSS = "#1a7f37", "#b42318"  # faster than eager / not faster (the page's colours too)
+
+
 def speedup_over_time(runs: list[RunSummary]) -> str:
     """Best correct speedup so far against wall-clock time since the first run started, one
-    step line per task (dots: every correct candidate). Without dated evaluations the x axis
-    is the number of evaluations spent instead."""
+    step line per task; every correct candidate is a dot with its spread as an error bar,
+    green when faster than eager and red when not. Without dated evaluations the x axis is
+    the number of evaluations spent instead."""
     dated = all(c.finished_at is not None for r in runs for c in r.candidates)
     starts = [r.started for r in runs if r.started is not None]
     if not dated or not starts:
-        return _speedup_over_evaluations(runs)
+        return _progress(runs, lambda c: float(c.order), None, "evaluations spent")
     origin = min(starts)
     span = max((c.finished_at for r in runs for c in r.candidates), default=origin) - origin
     unit, scale = ("hours", 3600.0) if span > 2 * 3600 else ("minutes", 60.0)
     if span < 120:
         unit, scale = "seconds", 1.0
-    with _figure(10.0, 3.4) as (fig, (ax,)):
+    return _progress(runs, lambda c: (c.finished_at - origin) / scale,
+                     lambda r: [((t - origin) / scale, s) for t, s in r.best_over_time()],
+                     f"{unit} since the first run started")  # fmt: skip
+
+
+def _progress(runs: list[RunSummary], x_of, steps_of, xlabel: str) -> str:
+    with _figure(6.4, 3.6) as (fig, (ax,)):
         drawn = 0
         for run in runs:
-            steps = run.best_over_time()
-            if not steps:
+            tried = [c for c in run.candidates if c.correct and c.speedup is not None]
+            if not tried:
                 continue
-            xs = [(t - origin) / scale for t, _ in steps]
-            ys = [s for _, s in steps]
-            end = (max(c.finished_at for c in run.candidates) - origin) / scale
+            if steps_of is None:
+                steps = [(float(n), s) for n, s in run.best_so_far() if s is not None]
+            else:
+                steps = steps_of(run)
+            end = max(x_of(c) for c in run.candidates)
+            xs, ys = [x for x, _ in steps], [s for _, s in steps]
             (line,) = ax.step([*xs, end], [*ys, ys[-1]], where="post", label=label(run.task))
-            tried = [((c.finished_at - origin) / scale, c.speedup)
-                     for c in run.candidates if c.speedup is not None]  # fmt: skip
-            ax.scatter(*zip(*tried, strict=True), s=10, alpha=0.35, color=line.get_color())
+            for c in tried:
+                low, high = c.speedup_low or c.speedup, c.speedup_high or c.speedup
+                colour = WIN if c.speedup > 1.0 else LOSS
+                spread = [[max(c.speedup - low, 0.0)], [max(high - c.speedup, 0.0)]]
+                ax.errorbar([x_of(c)], [c.speedup], yerr=spread, fmt="o", ms=3.5, color=colour,
+                            elinewidth=0.9, capsize=2)  # fmt: skip
+            compiled = [c.reference_ms / c.compile_ms for c in tried
+                        if c.reference_ms and c.compile_ms]  # fmt: skip
+            if compiled:
+                ax.axhline(sorted(compiled)[len(compiled) // 2], color=line.get_color(), lw=0.9,
+                           ls=":", label=label(f"torch.compile: {run.task}"))  # fmt: skip
             drawn += 1
+        ax.axhspan(0, 1.0, color=LOSS, alpha=0.06, lw=0)
+        ax.axhline(1.0, color="0.4", lw=0.8, ls="--")
+        ax.text(0.995, 1.0, "PyTorch eager (1.0x)", transform=ax.get_yaxis_transform(),
+                ha="right", va="bottom", fontsize=7, color="0.35")  # fmt: skip
+        ax.set_ylim(bottom=0)
         ax.set_xlim(left=0)
-        _finish_progress(ax, drawn, f"{unit} since the first run started")
+        if steps_of is None:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("speedup over PyTorch eager (x)")
+        ax.set_title("best correct speedup so far; dots: each correct candidate\n"
+                     "with its spread (green: faster than eager, red: not)")  # fmt: skip
+        if drawn:
+            ax.legend(loc="upper left", fontsize=7, ncols=2 if drawn > 8 else 1)
+        else:
+            ax.text(0.5, 0.5, "no correct candidate yet", ha="center", transform=ax.transAxes)
         return _svg(fig)
-
-
-def _speedup_over_evaluations(runs: list[RunSummary]) -> str:
-    with _figure(10.0, 3.4) as (fig, (ax,)):
-        drawn = 0
-        for run in runs:
-            points = [(n, s) for n, s in run.best_so_far() if s is not None]
-            if not points:
-                continue
-            xs, ys = zip(*points, strict=True)
-            (line,) = ax.step(xs, ys, where="post", label=label(run.task))
-            tried = [(c.order, c.speedup) for c in run.candidates if c.speedup is not None]
-            ax.scatter(*zip(*tried, strict=True), s=10, alpha=0.35, color=line.get_color())
-            drawn += 1
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        _finish_progress(ax, drawn, "evaluations spent")
-        return _svg(fig)
-
-
-def _finish_progress(ax, drawn: int, xlabel: str) -> None:
-    ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("speedup over PyTorch eager (x)")
-    ax.set_title("best correct speedup so far (dots: every correct candidate)")
-    if drawn:
-        ax.legend(loc="best", fontsize=7, ncols=2 if drawn > 8 else 1)
-    else:
-        ax.text(0.5, 0.5, "no correct candidate yet", ha="center", transform=ax.transAxes)
 
 
 _HEAT = LinearSegmentedColormap.from_list("kw", ["#f4f1de", "#81b29a", "#3d405b"])
@@ -156,11 +162,12 @@ def archive_heatmap(archive: ArchiveView, title: str) -> str:
 
 
 def roofline_chart(runs: list[RunSummary], roofs: Roofs) -> str:
-    """Every timed kernel at (task's FLOP/byte, achieved GFLOP/s) under the known roofs.
+    """Every timed kernel at (task's FLOP/byte, achieved GFLOP/s) under the measured roofs.
 
-    Roofs: ``P(I) = min(FLOP_rate, I * BW)``; a roof no run pinned down is not drawn.
+    Roofs: ``P(I) = min(FLOP_rate, I * BW)`` from this machine's measured peaks; without them
+    the chart says so and draws none.
     """
-    with _figure(10.0, 3.8) as (fig, (ax,)):
+    with _figure(6.4, 3.6) as (fig, (ax,)):
         intensities = [r.intensity for r in runs if r.intensity]
         placed = 0
         for run in runs:
@@ -173,45 +180,46 @@ def roofline_chart(runs: list[RunSummary], roofs: Roofs) -> str:
             if run.best and run.best.achieved_gflops:
                 ax.scatter([run.intensity], [run.best.achieved_gflops], s=60, marker="*",
                            color="black", zorder=3)  # fmt: skip
+            eager = [run.flops / (c.reference_ms * 1e-3) / 1e9 for c in timed if c.reference_ms]
+            if eager:  # PyTorch eager on the same roofs: the bar a kernel has to clear
+                ax.scatter([run.intensity], [sorted(eager)[len(eager) // 2]], s=40, marker="x",
+                           color="0.25", zorder=3, label=label(f"PyTorch eager: {run.task}"))
             placed += len(timed)
-        _draw_roofs(ax, roofs, intensities)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        achieved = [c.achieved_gflops for r in runs for c in r.candidates if c.achieved_gflops]
+        achieved += [r.flops / (c.reference_ms * 1e-3) / 1e9 for r in runs if r.flops
+                     for c in r.candidates if c.reference_ms]  # fmt: skip
+        _draw_roofs(ax, roofs, intensities, achieved)
         for axis in (ax.xaxis, ax.yaxis):  # plain numbers: no mathtext for tick labels
             axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             axis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("arithmetic intensity (FLOP / byte)")
         ax.set_ylabel("achieved GFLOP/s")
-        ax.set_title(f"roofline: {placed} timed kernels (star: each task's best)")
+        ax.set_title(f"roofline under this machine's measured peaks\n{placed} timed kernels "
+                     "(star: each task's best; x: PyTorch eager)")  # fmt: skip
         if placed:
             ax.legend(loc="lower right", fontsize=7)
         return _svg(fig)
 
 
-def _draw_roofs(ax, roofs: Roofs, intensities: list[float]) -> None:
+def _draw_roofs(ax, roofs: Roofs, intensities: list[float], achieved: list[float]) -> None:
     if not intensities:
         ax.text(0.5, 0.5, "no timed kernel", ha="center", transform=ax.transAxes)
         return
-    lo = min(intensities) / 8
-    hi = max(intensities) * 8
-    if roofs.bandwidth_gbps and roofs.gflops:
-        ridge = roofs.gflops / roofs.bandwidth_gbps
-        lo, hi = min(lo, ridge / 8), max(hi, ridge * 8)
-    xs = [lo * (hi / lo) ** (k / 64) for k in range(65)]
-    if roofs.bandwidth_gbps:
-        bw = [x * roofs.bandwidth_gbps for x in xs]
-        ys = [min(b, roofs.gflops) if roofs.gflops else b for b in bw]
-        ax.plot(xs, ys, color="0.3", lw=1.2, label=f"{roofs.bandwidth_gbps:.1f} GB/s")
-    if roofs.gflops:
-        start = roofs.gflops / roofs.bandwidth_gbps if roofs.bandwidth_gbps else lo
-        ax.plot([max(start, lo), hi], [roofs.gflops] * 2, color="0.3", lw=1.2)
-        ax.annotate(f"{roofs.gflops:.0f} GFLOP/s", (hi, roofs.gflops), ha="right", va="bottom")
-    missing = [n for n, v in (("bandwidth", roofs.bandwidth_gbps), ("compute", roofs.gflops))
-               if not v]  # fmt: skip
-    if missing:
-        ax.text(0.01, 0.98, f"{' and '.join(missing)} roof not pinned down by these runs",
+    lo, hi = min(intensities) / 8, max(intensities) * 8
+    bw, rate = roofs.bandwidth_gbps, roofs.gflops
+    if not (bw and rate):
+        ax.text(0.01, 0.98, "no measured peaks: run `kernelwright peaks`",
                 transform=ax.transAxes, va="top", fontsize=7, color="0.4")  # fmt: skip
+        ax.set_xlim(lo, hi)
+        return
+    ridge = rate / bw
+    lo, hi = min(lo, ridge / 8), max(hi, ridge * 8)
+    xs = [lo * (hi / lo) ** (k / 64) for k in range(65)]
+    ax.plot(xs, [min(x * bw, rate) for x in xs], color="0.3", lw=1.2)
     ax.set_xlim(lo, hi)
-    finite = [v for v in (roofs.gflops,) if v and math.isfinite(v)]
-    if finite:
-        ax.set_ylim(top=max(finite) * 2)
+    ax.set_ylim(min([lo * bw, *achieved]) / 2, rate * 8)
+    ax.text(0.01, 0.99, f"measured roofs: memory {bw:.1f} GB/s (STREAM),\n"
+            f"compute {rate:.1f} GFLOP/s (SGEMM); ridge {ridge:.2g} FLOP/byte",
+            transform=ax.transAxes, va="top", fontsize=7, color="0.3")  # fmt: skip

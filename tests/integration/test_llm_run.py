@@ -14,7 +14,7 @@ from kernelwright.graphs.runner import resume_run, run_state, start_run
 from kernelwright.graphs.store import RunStore
 from kernelwright.spec.peaks import MachinePeaks
 from kernelwright.testing.scripted_llm import ScriptedLLM, reply, tool_call
-from kernelwright.tools.peaks import machine_id
+from kernelwright.tools.peaks import machine_peaks, peaks_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "examples" / "tasks" / "l1_gelu.py"
@@ -67,9 +67,10 @@ def settings(tmp_path):
     """Machine peaks far above anything reachable, so the roofline never stops these runs."""
     cache = tmp_path / "cache"
     cache.mkdir()
-    peaks = MachinePeaks(machine=machine_id(), bandwidth_gbps=1e6, gflops=1e9, threads=1)
-    (cache / "machine_peaks.json").write_text(peaks.model_dump_json())
-    return Settings(data_dir=tmp_path / "data", cache_dir=cache, budget=3)
+    settings = Settings(data_dir=tmp_path / "data", cache_dir=cache, budget=3)
+    machine_peaks(peaks_dir(settings), measure=lambda key: MachinePeaks(
+        machine="test", bandwidth_gbps=1e6, gflops=1e9, threads=1, key=key))  # fmt: skip
+    return settings
 
 
 @pytest.mark.requires_sycl

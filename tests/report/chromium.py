@@ -8,6 +8,7 @@ every network request, wait for the load event, and take a PNG screenshot.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import select
@@ -19,6 +20,23 @@ import time
 from dataclasses import dataclass, field
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
+
+
+# What the page looks like once laid out: each chart's size and colour, the verdict banner's
+# colour, whether anything overflows the window sideways, and how many pixels of each
+# scrolled table are hidden.
+LAYOUT = """JSON.stringify({
+  svgs: [...document.querySelectorAll('svg')].map(s => {
+    const r = s.getBoundingClientRect();
+    return [Math.round(r.width), Math.round(r.height), Math.round(r.right)]; }),
+  verdict: [...document.querySelectorAll('.verdict')].map(
+    v => getComputedStyle(v).backgroundColor),
+  scrollWidth: document.documentElement.scrollWidth,
+  scrollHeight: document.documentElement.scrollHeight,
+  innerWidth: window.innerWidth,
+  hidden: [...document.querySelectorAll('.scroll')].map(d => d.scrollWidth - d.clientWidth),
+  clientWidth: document.documentElement.clientWidth,
+})"""
 
 
 def find_chromium() -> str | None:
@@ -38,7 +56,22 @@ class PageLoad:
     log: list[dict] = field(default_factory=list)  # Log.entryAdded entries
     requests: list[str] = field(default_factory=list)  # every URL the page asked for
     text: str = ""  # document.body.innerText
-    screenshot: bytes = b""
+    screenshot: bytes = b""  # the whole page (the viewport is grown to the page's height)
+    layout: dict = field(default_factory=dict)  # see LAYOUT
+
+    def blank_share(self) -> float:
+        """The tallest band of plain white rows in the screenshot, as a share of its height."""
+        from PIL import Image
+
+        image = Image.open(io.BytesIO(self.screenshot)).convert("L")
+        width, height = image.size
+        pixels = image.load()
+        longest = run = 0
+        for y in range(height):
+            blank = all(pixels[x, y] >= 250 for x in range(0, width, 4))
+            run = run + 1 if blank else 0
+            longest = max(longest, run)
+        return longest / height
 
     @property
     def errors(self) -> list[str]:
@@ -115,8 +148,9 @@ def load_page(url: str, *, width: int = 1280, height: int = 2000, timeout: float
     from_browser_r, from_browser_w = os.pipe()
     with tempfile.TemporaryDirectory(prefix="kw-chromium-") as profile:
         args = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-                "--no-first-run", f"--user-data-dir={profile}", "--disable-extensions",
-                f"--window-size={width},{height}", "about:blank"]  # fmt: skip
+                "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
+                "--disable-extensions", f"--window-size={width},{height}",
+                "about:blank"]  # fmt: skip
 
         # The shell moves our pipe ends to the fds chromium expects (3: commands, 4: replies).
         command = " ".join(shlex.quote(a) for a in args)
@@ -166,6 +200,13 @@ def _drive(pipe: _Pipe, url: str, width: int, height: int, timeout: float) -> Pa
     text = pipe.send("Runtime.evaluate", {"expression": "document.body.innerText",
                                           "returnByValue": True}, session=session)  # fmt: skip
     load.text = text["result"].get("value", "")
+    layout = pipe.send("Runtime.evaluate", {"expression": LAYOUT, "returnByValue": True},
+                       session=session)  # fmt: skip
+    load.layout = json.loads(layout["result"]["value"])
+    full = min(max(height, load.layout["scrollHeight"]), 16000)
+    pipe.send("Emulation.setDeviceMetricsOverride",
+              {"width": width, "height": full, "deviceScaleFactor": 1, "mobile": False},
+              session=session)  # fmt: skip
     shot = pipe.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
                      session=session)  # fmt: skip
     load.screenshot = base64.b64decode(shot["data"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -93,6 +94,25 @@ def scripted_team(settings, store, run_id):
     )
 
 
+def slow_result(task, candidate) -> EvalResult:
+    """A run that never beats eager: block 1 at 0.98x, every other block at 0.5x; torch.compile
+    measured at 0.8 ms (eager = speedup ms, kernel = 1 ms)."""
+    speed = 0.98 if candidate.params["block"] == 1 else 0.5
+    timing = Timing(
+        reference_median_s=1e-3 * speed, reference_iqr_s=1e-5, candidate_median_s=1e-3,
+        candidate_iqr_s=1e-5, repeats=10, speedup=speed, speedup_low=speed * 0.9,
+        speedup_high=speed * 1.1, compile_median_s=8e-4,
+    )  # fmt: skip
+    return EvalResult(task_name=task.name, candidate_id=candidate.id, backend="torch",
+                      level=Level.CORRECT, timing=timing, device="test device")  # fmt: skip
+
+
+@contextlib.contextmanager
+def slow_team(settings, store, run_id):
+    with scripted_team(settings, store, run_id) as context:
+        yield dataclasses.replace(context, evaluate=slow_result)
+
+
 USAGE = {
     "per_agent": {
         "coder": {"calls": 3, "input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0024},
@@ -111,6 +131,15 @@ def scripted_store(tmp_path_factory) -> Path:
     store = RunStore(root)
     store.update_meta("hostile", task=HOSTILE)
     store.save_usage("good", json.dumps(USAGE))
+    return root
+
+
+@pytest.fixture(scope="session")
+def slow_store(tmp_path_factory) -> Path:
+    """One scripted run, 'slow', whose best correct kernel is 0.98x: keep PyTorch."""
+    root = tmp_path_factory.mktemp("slow-store")
+    settings = Settings(data_dir=root, cache_dir=root / "cache", budget=3)
+    start_run(TASK, settings, run_id="slow", context_factory=slow_team)
     return root
 
 

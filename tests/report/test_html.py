@@ -94,4 +94,5 @@ def test_a_run_killed_before_its_first_step_still_reports(tmp_path):
     page = (tmp_path / "r.html").read_text()
     assert "no correct kernel" in page and "nothing evaluated" in page
     assert "no correct candidate yet" in page and "no timed kernel" in page
-    assert "| t | `empty` | created | no correct kernel |" in (tmp_path / "r.md").read_text()
+    md = (tmp_path / "r.md").read_text()
+    assert "| t | `empty` | created | **no correct kernel** | - |" in md
