@@ -176,7 +176,8 @@ class LLMClient:
             return parse(reply_text(reply))
         except ReplyFormatError as exc:
             self._malformed(agent, exc, dropped=False)
-            retry = [*messages, reply, ("user", render("repair.j2", error=str(exc), want=want))]
+            error = what_went_wrong(reply, exc)
+            retry = [*messages, reply, ("user", render("repair.j2", error=error, want=want))]
         reply = self.invoke(agent, retry)
         try:
             return parse(reply_text(reply))
@@ -223,6 +224,24 @@ class LLMClient:
         model = model_from_reply(reply)
         call = self.ledger.add(agent, reply or {}, price=self.settings.price_for(model))
         log.debug("%s: %d in / %d out tokens", agent, call.input_tokens, call.output_tokens)
+
+
+def finish_reason(reply: Any) -> str | None:
+    """The server's ``finish_reason`` of a reply (``length``: cut off at the token limit)."""
+    meta = getattr(reply, "response_metadata", None) or {}
+    return meta.get("finish_reason")
+
+
+def what_went_wrong(reply: Any, error: Exception) -> str:
+    """The repair prompt's diagnosis: a cut-off or empty reply says so, before the parse error."""
+    if finish_reason(reply) == "length":
+        return (
+            "your reply was cut off at the token limit (finish_reason: length) before it was "
+            "complete. Reply shorter: only the edits or the code, no explanation"
+        )
+    if not reply_text(reply).strip():
+        return "your reply was empty"
+    return str(error)
 
 
 def reply_text(reply: Any) -> str:

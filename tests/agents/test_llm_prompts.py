@@ -38,6 +38,9 @@ def coder_context(**over):
         feedback=Feedback.from_result(RESULT, profile={"roofline_fraction": 0.4}),
         inspirations=[Exemplar(source="INSPIRATION-SRC", summary="correct, 1.5x")],
         edit_mode=False,
+        machine=None,
+        attempts=[],
+        siblings=[],
     )
     return {**ctx, **over}
 
@@ -70,7 +73,8 @@ def test_language_instructions_follow_backend(backend, needle):
 
 def test_coder_edit_mode_asks_for_search_replace():
     text = render("coder.j2", **coder_context(edit_mode=True, sections={}, inspirations=[]))
-    assert "<<<<<<< SEARCH" in text and "[EVOLVE_START]" in text
+    assert "<<<<<<< SEARCH" in text and "editable block" in text
+    assert "load_inline(SRC)" not in text  # no from-scratch language guide when editing
     assert "Optimisation Philosophy" not in text
 
 
