@@ -1,4 +1,4 @@
-"""The LLM loop against a scripted weak model: what the prompts cost and whether failures reach them.
+"""The LLM loop against a scripted weak model: prompt cost, and do failures reach the prompts.
 
 A scripted OpenAI-compatible server (``kernelwright.testing.scripted_llm``) plays a weak model.
 Its coder replies depend on the prompt text: it looks for the current kernel's row loop
@@ -47,9 +47,8 @@ def is_coder(body: dict) -> bool:
 
 
 def user_text(body: dict) -> str:
-    return "\n".join(
-        m.get("content") or "" for m in body.get("messages", []) if isinstance(m.get("content"), str)
-    )
+    messages = body.get("messages", [])
+    return "\n".join(m["content"] for m in messages if isinstance(m.get("content"), str))
 
 
 def edit(search: str, replace: str) -> str:
@@ -135,7 +134,7 @@ def measure(task: Path, budget: int, workdir: Path) -> dict:
     store = RunStore(workdir / "data")
     results = sorted((store.run_dir("bench") / "results").glob("*.json"),
                      key=lambda p: p.stat().st_mtime)
-    coder = [(t, user_text(b)) for t, b in zip(model.sent_at, requests) if is_coder(b)]
+    coder = [(t, user_text(b)) for t, b in zip(model.sent_at, requests, strict=True) if is_coder(b)]
     failures, reached = [], 0
     for path in results:
         profile = json.loads(path.read_text())["profile"]
