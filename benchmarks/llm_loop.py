@@ -134,7 +134,8 @@ def measure(task: Path, budget: int, workdir: Path) -> dict:
     store = RunStore(workdir / "data")
     results = sorted((store.run_dir("bench") / "results").glob("*.json"),
                      key=lambda p: p.stat().st_mtime)
-    coder = [(t, user_text(b)) for t, b in zip(model.sent_at, requests, strict=True) if is_coder(b)]
+    sent = zip(model.sent_at, requests, strict=True)
+    coder = [(t, user_text(b)) for t, b in sent if is_coder(b)]
     failures, reached = [], 0
     for path in results:
         profile = json.loads(path.read_text())["profile"]
