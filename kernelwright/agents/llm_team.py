@@ -6,6 +6,7 @@ offline policies stay inside as analysis, fallbacks and hard stops.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from kernelwright.agents.planner import LLMPlanner, Planner
 from kernelwright.agents.prompting import SourceLookup
 from kernelwright.agents.usage import UsageLedger
 from kernelwright.config import LLMSettings
+from kernelwright.spec.plan import History
 
 
 @dataclass
@@ -40,6 +42,9 @@ def make_llm_policies(
     ledger: UsageLedger | None = None,
     prompt_archive: str | Path | None = None,
     seed: int = 0,
+    machine: str | None = None,
+    context: Callable[[], tuple[str | None, str | None]] | None = None,
+    can_search: Callable[[History], bool] | None = None,
 ) -> LLMPolicies:
     """Wrap the offline policies in LLM ones over one chat model built from ``settings``.
 
@@ -52,6 +57,9 @@ def make_llm_policies(
         prompt_archive: JSON file of the meta-prompt archive; enables meta-prompt evolution and
             is loaded when it exists.
         seed: seeds the archive's Generator.
+        machine: the hardware in a few lines (coder and critic prompts).
+        context: () -> (contract text, reference source), for the critic.
+        can_search: whether the tuner still has a point to propose (checks an LLM ``search``).
     """
     client = LLMClient(make_chat_model(settings), settings, ledger)
     meta = None
@@ -61,8 +69,13 @@ def make_llm_policies(
         meta = MetaPrompter(client, archive, path=path)
     return LLMPolicies(
         planner=LLMPlanner(client, planner),
-        coder=LLMCoder(client, fallback=coder, sources=sources, metaprompter=meta),
-        critic=LLMCritic(client, critic, sources=sources),
+        coder=LLMCoder(
+            client, fallback=coder, sources=sources, metaprompter=meta, machine=machine
+        ),
+        critic=LLMCritic(
+            client, critic, sources=sources, context=context, machine=machine,
+            can_search=can_search,
+        ),
         client=client,
         metaprompter=meta,
     )

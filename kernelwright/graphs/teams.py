@@ -8,7 +8,10 @@ in the run store so a resumed run keeps counting against its budget.
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 from collections.abc import Iterator
+from pathlib import Path
 
 from kernelwright.config import Settings
 from kernelwright.graphs.hierarchy import R3Search
@@ -41,13 +44,14 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
     coder = LoweredCoder(seed=settings.seed, cache=lowered)
     persist = None
     llm = settings.llm
+    peaks = machine_peaks(settings.cache_dir)
     if llm.enabled:
         # The key's variable may have any name: never let candidate code see it.
         settings = settings.model_copy(
             update={"secret_env": [*settings.secret_env, llm.api_key_env]}
         )
         planner, coder, critic, persist = _llm_policies(
-            settings, store, run_id, planner, coder, critic
+            settings, store, run_id, planner, coder, critic, peaks, lowered
         )
     with WorkerPool(settings) as pool:
         yield OptimizeContext(
@@ -55,7 +59,7 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
             store=store,
             planner=planner,
             coder=coder,
-            profiler=RooflineProfiler(machine_peaks(settings.cache_dir)),
+            profiler=RooflineProfiler(peaks),
             critic=critic,
             evaluate=lambda task, cand: evaluate(task, cand, settings=settings, pool=pool),
             contract_of=pool.contract,
@@ -66,8 +70,9 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
         )
 
 
-def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic):
+def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic, peaks, lowered):
     from kernelwright.agents.llm_team import make_llm_policies
+    from kernelwright.agents.prompting import machine_text
     from kernelwright.agents.usage import UsageLedger
 
     saved = store.load_usage(run_id)
@@ -81,12 +86,43 @@ def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic
         ledger=ledger,
         prompt_archive=store.prompts_path(run_id),
         seed=settings.seed,
+        machine=machine_text(peaks, settings.backend),
+        context=lambda: task_context(store, run_id),
+        can_search=lambda history: tuner_has_points(store, run_id, settings.backend, lowered,
+                                                    history),
     )
 
     def persist() -> None:
         store.save_usage(run_id, team.client.ledger.model_dump_json())
 
     return team.planner, team.coder, team.critic, persist
+
+
+def task_context(store: RunStore, run_id: str) -> tuple[str | None, str | None]:
+    """The run's contract text (saved with the plan) and its task's reference source."""
+    contract = store.run_dir(run_id) / "contract.txt"
+    task_path = store.meta(run_id).get("task_path")
+    try:
+        reference = Path(task_path).read_text() if task_path else None
+    except OSError:
+        reference = None
+    return (contract.read_text() if contract.exists() else None), reference
+
+
+def tuner_has_points(store: RunStore, run_id: str, backend: str, lowered, history) -> bool:
+    """Whether the lowered program's schedule space has a point no profile has measured yet."""
+    from kernelwright.errors import LoweringError
+    from kernelwright.spec import Task
+
+    try:
+        task = Task.from_path(store.meta(run_id)["task_path"])
+        space = lowered.get(task, None, backend).space()
+    except (LoweringError, OSError, KeyError):
+        return False
+    size = math.prod(len(v) for v in space.values()) if space else 0
+    tried = {json.dumps(p.params, sort_keys=True, default=str) for p in history.profiles
+             if p.source == "lowered"}
+    return size > len(tried)
 
 
 def _load_or_none(store: RunStore, run_id: str, candidate_id: str):

@@ -105,9 +105,10 @@ def test_planner_critic_meta_and_repair_render():
     )
     assert "PlanReply" in planner and "Local-memory tiles" in planner and "H200" in planner
     critic = render(
-        "critic.j2", contract=None, plan="P", candidate_source="S",
-        feedback=Feedback.from_result(RESULT), history=[], budget_left=3, advice=[],
-        tool_name="CritiqueReply", decisions=["stop", "search"],
+        "critic.j2", contract=None, reference_source=None, plan="P", machine=None, round=[],
+        best_source="S", best_summary="correct, 2x", feedback=Feedback.from_result(RESULT),
+        history=[], budget_left=3, advice=[], tool_name="CritiqueReply",
+        decisions=["stop", "search"],
     )
     assert "Budget left: 3" in critic and "stop, search" in critic and "## Contract" not in critic
     meta = render(
