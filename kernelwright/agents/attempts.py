@@ -20,7 +20,7 @@ from kernelwright.prompts.context import Feedback
 from kernelwright.spec.plan import History, Profile
 
 DIFF_LINES = 14  # changed lines shown per attempt
-_ERROR_MARK = re.compile(r"\berror\b|mismatch|differs|exception|traceback|not correct", re.I)
+_ERROR_MARK = re.compile(r"\berror\b|mismatch|differs|exception|not correct", re.I)
 _OWN_FRAME = re.compile(r'File "[^"]*kernelwright[^"]*"|/kernelwright/|site-packages/')
 
 
@@ -55,7 +55,7 @@ def key_error_line(error: str | None) -> str | None:
     if not error:
         return None
     lines = [ln.strip() for ln in error.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not _OWN_FRAME.search(ln)]
+    lines = [ln for ln in lines if not _OWN_FRAME.search(ln) and not ln.startswith("Traceback")]
     for ln in lines:
         if "error:" in ln:
             return ln.split("error:", 1)[1].strip()[:200]
