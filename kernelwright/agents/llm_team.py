@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kernelwright.agents.coder import Coder, LLMCoder
 from kernelwright.agents.critic import Critic, LLMCritic
+from kernelwright.agents.journal import CallJournal
 from kernelwright.agents.llm import LLMClient, make_chat_model
 from kernelwright.agents.metaprompter import MetaPrompter, PromptArchive
 from kernelwright.agents.planner import LLMPlanner, Planner
@@ -45,6 +46,8 @@ def make_llm_policies(
     machine: str | None = None,
     context: Callable[[], tuple[str | None, str | None]] | None = None,
     can_search: Callable[[History], bool] | None = None,
+    journal: CallJournal | None = None,
+    deadline: float | None = None,
 ) -> LLMPolicies:
     """Wrap the offline policies in LLM ones over one chat model built from ``settings``.
 
@@ -60,8 +63,12 @@ def make_llm_policies(
         machine: the hardware in a few lines (coder and critic prompts).
         context: () -> (contract text, reference source), for the critic.
         can_search: whether the tuner still has a point to propose (checks an LLM ``search``).
+        journal: the run's transcript (written per call; a resume replays what it holds).
+        deadline: epoch seconds after which no request is sent (the run's time limit).
     """
-    client = LLMClient(make_chat_model(settings), settings, ledger)
+    client = LLMClient(
+        make_chat_model(settings), settings, ledger, journal=journal, deadline=deadline
+    )
     meta = None
     if prompt_archive is not None:
         path = Path(prompt_archive)

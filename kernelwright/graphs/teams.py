@@ -71,14 +71,21 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
 
 
 def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic, peaks, lowered):
+    from kernelwright.agents.journal import CallJournal
     from kernelwright.agents.llm_team import make_llm_policies
     from kernelwright.agents.prompting import machine_text
     from kernelwright.agents.usage import UsageLedger
 
     saved = store.load_usage(run_id)
-    ledger = UsageLedger.model_validate_json(saved) if saved is not None else None
+    ledger = UsageLedger.model_validate_json(saved) if saved is not None else UsageLedger()
+    journal = CallJournal(store.run_dir(run_id) / TRANSCRIPT)
+    llm = capped_llm_settings(settings)
+    ledger = ledger_with_journal(ledger, journal, llm)  # calls a kill cut off from the ledger
+    limit = settings.time_limit_s
+    started = store.meta(run_id).get("started")
+    deadline = started + limit if limit is not None and started is not None else None
     team = make_llm_policies(
-        capped_llm_settings(settings),
+        llm,
         planner,
         coder,
         critic,
@@ -90,12 +97,33 @@ def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic
         context=lambda: task_context(store, run_id),
         can_search=lambda history: tuner_has_points(store, run_id, settings.backend, lowered,
                                                     history),
+        journal=journal,
+        deadline=deadline,
     )
 
     def persist() -> None:
         store.save_usage(run_id, team.client.ledger.model_dump_json())
 
+    team.client.on_call = persist  # the ledger is on disk after every paid call
+
     return team.planner, team.coder, team.critic, persist
+
+
+TRANSCRIPT = "llm/transcript.jsonl"
+
+
+def ledger_with_journal(ledger, journal, settings):
+    """``ledger`` plus the transcript's calls it lacks (a kill between the two writes)."""
+    from kernelwright.agents.usage import Usage
+
+    entries = journal.entries()
+    for agent in {e["agent"] for e in entries}:
+        mine = [e for e in entries if e["agent"] == agent]
+        counted = ledger.per_agent.get(agent, Usage()).calls
+        for entry in mine[counted:]:
+            usage = {k: entry[k] for k in ("input_tokens", "output_tokens")}
+            ledger.add(agent, usage, price=settings.price_for(None))
+    return ledger
 
 
 def task_context(store: RunStore, run_id: str) -> tuple[str | None, str | None]:

@@ -1,4 +1,4 @@
-"""Failures reach the next prompt: attempt history, repair hints, repeat notes, checked decisions."""
+"""Failures reach the next prompt: attempts, repair hints, repeat notes, checked decisions."""
 
 from __future__ import annotations
 
