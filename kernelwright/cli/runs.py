@@ -147,11 +147,18 @@ def show(
     run_id: str,
     store: StoreOpt = None,
     archive: Annotated[bool, typer.Option("--archive", help="print the MAP-Elites grid")] = False,
+    transcript: Annotated[
+        bool, typer.Option("--transcript", help="print every LLM request and reply instead")
+    ] = False,
 ) -> None:
     """Print a run's best kernel, its evidence, and the history of decisions."""
     from kernelwright.report.show import print_run
+    from kernelwright.report.transcript import print_transcript
 
     try:
+        if transcript:
+            print_transcript(console, run_id, _settings(), store)
+            return
         print_run(console, run_id, _settings(), store, archive=archive)
     except KernelwrightError as exc:
         _fail(exc)

@@ -78,7 +78,7 @@ def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic
 
     saved = store.load_usage(run_id)
     ledger = UsageLedger.model_validate_json(saved) if saved is not None else UsageLedger()
-    journal = CallJournal(store.run_dir(run_id) / TRANSCRIPT)
+    journal = CallJournal(store.transcript_path(run_id))
     llm = capped_llm_settings(settings)
     ledger = ledger_with_journal(ledger, journal, llm)  # calls a kill cut off from the ledger
     limit = settings.time_limit_s
@@ -107,9 +107,6 @@ def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic
     team.client.on_call = persist  # the ledger is on disk after every paid call
 
     return team.planner, team.coder, team.critic, persist
-
-
-TRANSCRIPT = "llm/transcript.jsonl"
 
 
 def ledger_with_journal(ledger, journal, settings):

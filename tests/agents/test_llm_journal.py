@@ -112,3 +112,25 @@ def test_structured_agents_sample_cold(scripted_llm, make_client):
     client.invoke("critic", [("user", "q")])
     temps = [r.get("temperature") for r in scripted_llm.requests]
     assert temps == [0.9, 0.1]
+
+
+def test_show_transcript_prints_calls_as_plain_text(tmp_path):
+    from rich.console import Console
+
+    from kernelwright.config import Settings
+    from kernelwright.graphs.store import RunStore
+    from kernelwright.report.transcript import print_transcript
+
+    runs = RunStore(tmp_path)
+    runs.create_run("r1", {"task": "t", "task_path": "t.py", "backend": "cpp", "budget": 1,
+                           "status": "done"})
+    journal = CallJournal(runs.transcript_path("r1"))
+    journal.record({"key": "k", "agent": "coder", "kind": "chat", "input_tokens": 12,
+                    "output_tokens": 3, "latency_s": 0.5, "finish_reason": "length",
+                    "request": [{"role": "user", "content": "write [bold]x[/bold]"}],
+                    "reply_text": "<<<<<<< SEARCH"})
+    console = Console(record=True, width=200)
+    print_transcript(console, "r1", Settings(data_dir=tmp_path), tmp_path)
+    out = console.export_text()
+    assert "coder (chat): 12 in / 3 out tokens, 0.50 s, finish length" in out
+    assert "write [bold]x[/bold]" in out and "<<<<<<< SEARCH" in out and "1 calls" in out
