@@ -202,6 +202,8 @@ class LLMCoder:
     def propose(
         self, task: Task, contract: Contract, plan: Plan, history: History, n: int
     ) -> list[Candidate]:
+        if self.metaprompter is not None:
+            self.metaprompter.bind_family(f"{plan.backend}-{plan.operator_class.value}")
         self._report_scores(history)
         out: list[Candidate] = []
         seed = getattr(self.fallback, "seed_candidate", None)

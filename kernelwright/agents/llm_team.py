@@ -42,6 +42,7 @@ def make_llm_policies(
     sources: SourceLookup | None = None,
     ledger: UsageLedger | None = None,
     prompt_archive: str | Path | None = None,
+    prompt_family_dir: str | Path | None = None,
     seed: int = 0,
     machine: str | None = None,
     context: Callable[[], tuple[str | None, str | None]] | None = None,
@@ -57,6 +58,8 @@ def make_llm_policies(
         sources: candidate id -> ``Candidate`` (the run store), so the coder can show the best
             after a resume.
         ledger: a ledger restored from the run store (resume keeps counting against the budget).
+        prompt_family_dir: folder of meta-prompt archives per task family (backend and operator
+            class, known once the plan is); enables meta-prompt evolution that lasts across runs.
         prompt_archive: JSON file of the meta-prompt archive; enables meta-prompt evolution and
             is loaded when it exists.
         seed: seeds the archive's Generator.
@@ -74,6 +77,8 @@ def make_llm_policies(
         path = Path(prompt_archive)
         archive = PromptArchive.load(path) if path.is_file() else PromptArchive(seed=seed)
         meta = MetaPrompter(client, archive, path=path)
+    elif prompt_family_dir is not None:
+        meta = MetaPrompter(client, PromptArchive(seed=seed), family_dir=Path(prompt_family_dir))
     return LLMPolicies(
         planner=LLMPlanner(client, planner),
         coder=LLMCoder(

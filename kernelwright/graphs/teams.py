@@ -91,7 +91,7 @@ def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic
         critic,
         sources=lambda cid: _load_or_none(store, run_id, cid),
         ledger=ledger,
-        prompt_archive=store.prompts_path(run_id),
+        prompt_family_dir=Path(settings.data_dir) / "meta_prompts",
         seed=settings.seed,
         machine=machine_text(peaks, settings.backend),
         context=lambda: task_context(store, run_id),
@@ -101,10 +101,15 @@ def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic
         deadline=deadline,
     )
 
-    def persist() -> None:
+    def save_usage() -> None:
         store.save_usage(run_id, team.client.ledger.model_dump_json())
 
-    team.client.on_call = persist  # the ledger is on disk after every paid call
+    def persist() -> None:
+        save_usage()
+        if team.metaprompter is not None and len(team.metaprompter.archive):
+            team.metaprompter.archive.save(store.prompts_path(run_id))  # for `show`
+
+    team.client.on_call = save_usage  # the ledger is on disk after every paid call
 
     return team.planner, team.coder, team.critic, persist
 

@@ -238,3 +238,12 @@ def test_short_diff_is_bounded():
     new = "\n".join(f"LINE {i}" for i in range(40))
     diff = short_diff(old, new, limit=6)
     assert diff.count("\n") == 6 and "more changed lines" in diff
+
+
+def test_identical_sources_are_one_candidate():
+    text = module("64")
+    seed = Candidate(source=text, backend="cpp", origin="lowered", params={"g0.threads": "auto"})
+    copy = Candidate(source=text, backend="cpp", origin="llm", parent=seed.id)
+    assert copy.id == seed.id  # the LLM's copy of the seed is not evaluated twice
+    assert Candidate(source=module("128"), backend="cpp").id != seed.id
+    assert Candidate(source=text, backend="sycl").id != seed.id

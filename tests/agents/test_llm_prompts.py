@@ -115,6 +115,6 @@ def test_planner_critic_meta_and_repair_render():
         "meta_prompter.j2", sections={"common_pitfalls": "- PITFALL"}, child_source="K",
         feedback=Feedback(), child_score="6.5", parent_score=None,
     )
-    assert "- PITFALL" in meta and "Score: 6.5." in meta
+    assert "- PITFALL" in meta and "Score: 6.5, on this scale" in meta
     for want, needle in (("code", "```python"), ("edits", "SEARCH"), ("json", "JSON")):
         assert needle in render("repair.j2", error="E", want=want)
