@@ -96,6 +96,11 @@ class LoweredCoder:
         except LoweringError:
             return None
 
+    def space(self, task: Task, contract: Contract, plan: Plan) -> dict[str, list] | None:
+        """The lowered program's declared schedule space (``None`` when it does not lower)."""
+        source = self._source(task, contract, plan)
+        return source.space() if source is not None else None
+
     def seed_candidate(self, task: Task, contract: Contract, plan: Plan) -> Candidate | None:
         """The lowered program at its defaults: the LLM coder's starting point."""
         source = self._source(task, contract, plan)
@@ -261,6 +266,7 @@ class LLMCoder:
             plan=self._plan_with_critique(plan, history),
             backend=plan.backend,
             machine=self.machine,
+            schedule=self._schedule(task, contract, plan, parent_profile),
             advice=advice_for(plan, 3),
             parent=Exemplar(
                 source=editable(parent.source) if edit_mode else parent.source,
@@ -305,6 +311,19 @@ class LLMCoder:
                 return None
         log.info("coder: the LLM repeated evaluated kernels %d times", 1 + self.repeat_asks)
         return None
+
+    def _schedule(self, task: Task, contract: Contract, plan: Plan, parent) -> str | None:
+        """The schedule space in one line per parameter, the parent's value marked."""
+        space_of = getattr(self.fallback, "space", None)
+        space = space_of(task, contract, plan) if space_of is not None else None
+        if not space:
+            return None
+        current = parent.params if parent is not None else {}
+        return "\n".join(
+            f"- {name}: {', '.join(map(str, values))}"
+            + (f" (this kernel: {current[name]})" if name in current else "")
+            for name, values in space.items()
+        )
 
     @staticmethod
     def _plan_with_critique(plan: Plan, history: History) -> str:

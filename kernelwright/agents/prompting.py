@@ -95,10 +95,17 @@ def chat_messages(role: str, user: str) -> list[tuple[str, str]]:
 
 def plan_text(plan: Plan) -> str:
     """The plan in two lines, as the coder and critic prompts show it."""
-    return (
+    text = (
         f"{plan.operator_class.value} task, space {plan.implementation_space.value}, backend "
         f"{plan.backend}. Strategy: {plan.strategy}\nRationale: {plan.rationale}"
     )
+    if plan.flops or plan.min_bytes:
+        intensity = plan.flops / plan.min_bytes if plan.min_bytes else float("inf")
+        text += (
+            f"\nWork: {plan.flops:.3g} FLOP over at least {plan.min_bytes:.3g} bytes moved "
+            f"(arithmetic intensity {intensity:.3g} FLOP/byte; compare with the machine's ridge)"
+        )
+    return text
 
 
 def lookup_source(lookup: SourceLookup | None, candidate_id: str) -> Candidate | None:

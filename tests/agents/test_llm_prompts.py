@@ -39,6 +39,7 @@ def coder_context(**over):
         inspirations=[Exemplar(source="INSPIRATION-SRC", summary="correct, 1.5x")],
         edit_mode=False,
         machine=None,
+        schedule=None,
         attempts=[],
         siblings=[],
     )
