@@ -301,8 +301,8 @@ class LLMCoder:
             note = render(
                 "repeat.j2",
                 candidate_id=candidate.id,
-                summary=attempt_of(earlier, self.source).line() if earlier else
-                "proposed earlier in this round",
+                summary=attempt_of(earlier, self.source).line() if earlier else "",
+                evaluated=earlier is not None,
                 edit_mode=edit_mode,
             )
             shown = short_diff(parent.source, source) if parent else source
