@@ -134,3 +134,19 @@ def test_show_transcript_prints_calls_as_plain_text(tmp_path):
     out = console.export_text()
     assert "coder (chat): 12 in / 3 out tokens, 0.50 s, finish length" in out
     assert "write [bold]x[/bold]" in out and "<<<<<<< SEARCH" in out and "1 calls" in out
+
+
+def test_structured_replies_replay_parsed(scripted_llm, make_client, tmp_path):
+    from kernelwright.agents.critic import CritiqueReply
+    from kernelwright.testing.scripted_llm import tool_call
+
+    scripted_llm.push(tool_call("CritiqueReply", {"decision": "search", "diagnosis": "tune"}))
+    messages = [("user", "judge this")]
+    first = make_client()
+    first.journal = CallJournal(tmp_path / "t.jsonl")
+    sent = first.ask_structured("critic", messages, CritiqueReply)
+    again = make_client()
+    again.journal = CallJournal(tmp_path / "t.jsonl")  # a resumed process
+    replayed = again.ask_structured("critic", messages, CritiqueReply)
+    assert replayed == sent and replayed.decision.value == "search"
+    assert len(scripted_llm.requests) == 1 and again.ledger.totals().calls == 0
