@@ -258,6 +258,7 @@ class PromptArchive:
     def save(self, path: str | Path) -> None:
         """Write the archive as JSON atomically (write, then rename)."""
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(path.suffix + ".tmp")
         tmp.write_text(json.dumps(self.to_json(), indent=1))
         tmp.replace(path)

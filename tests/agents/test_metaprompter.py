@@ -189,6 +189,7 @@ def test_meta_prompter_returns_none_when_replies_are_unusable():
 
 
 def test_archive_persists_per_task_family_across_runs(tmp_path):
+    tmp_path = tmp_path / "data" / "meta_prompts"  # created on the first save
     first = MetaPrompter(ScriptedAsker(GOOD_EDIT), PromptArchive(seed=0), every=2,
                          family_dir=tmp_path)
     first.bind_family("cpp-elementwise")
