@@ -180,7 +180,8 @@ def main() -> None:
         if key != "failures":
             print(f"{key:32s} {value}")
     for f in out["failures"]:
-        mark = "reached" if f["reached"] else "MISSING"
+        mark = "reached" if f["reached"] else (
+            "MISSING" if f["next_prompt"] else "no later coder prompt")
         print(f"  failure level {f['level']}: {mark}: {f['line']}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
