@@ -15,9 +15,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from kernelwright.agents.attempts import (
+    apply_to_variants,
     attempt_of,
     attempt_window,
     editable,
+    nominal_only,
     parent_feedback,
     short_diff,
 )
@@ -44,7 +46,6 @@ from kernelwright.agents.prompting import (
 )
 from kernelwright.errors import LLMBudgetError, LoweringError, ReplyFormatError
 from kernelwright.prompts import (
-    apply_edits,
     check_module,
     evolve_regions,
     extract_module,
@@ -159,7 +160,7 @@ def coder_parser(parent_source: str | None, edit_mode: bool):
                             f"{exc} (or reply with SEARCH/REPLACE edits of the kernel instead)"
                         ) from exc
                     # neither edits nor a module: the edit format's help is the better hint
-            return check_module(apply_edits(parent_source, parse_edits(text)))
+            return check_module(apply_to_variants(parent_source, parse_edits(text)))
         return extract_module(text)
 
     return parse
@@ -269,7 +270,7 @@ class LLMCoder:
             schedule=self._schedule(task, contract, plan, parent_profile),
             advice=advice_for(plan, 3),
             parent=Exemplar(
-                source=editable(parent.source) if edit_mode else parent.source,
+                source=nominal_only(editable(parent.source)) if edit_mode else parent.source,
                 summary=profile_summary(parent_profile) if parent_profile else "the lowered seed",
             )
             if parent

@@ -247,3 +247,32 @@ def test_identical_sources_are_one_candidate():
     assert copy.id == seed.id  # the LLM's copy of the seed is not evaluated twice
     assert Candidate(source=module("128"), backend="cpp").id != seed.id
     assert Candidate(source=text, backend="sycl").id != seed.id
+
+
+VARIANTS = '''SRC = r"""
+// [EVOLVE_START]
+extern "C" void k0_0(float* x) {
+  for (int i = 0; i < 256; ++i) x[i] = 2.0f * x[i];
+}
+
+extern "C" void k1_0(float* x) {
+  for (int i = 0; i < 63; ++i) x[i] = 2.0f * x[i];
+}
+// [EVOLVE_END]
+"""
+'''
+
+
+def test_only_the_nominal_kernel_is_shown_and_edits_reach_every_variant():
+    from kernelwright.agents.attempts import apply_to_variants, editable, nominal_only
+    from kernelwright.errors import ReplyFormatError
+    from kernelwright.prompts import Edit
+
+    shown = nominal_only(editable(VARIANTS))
+    assert "k0_0" in shown and "k1_0" not in shown and "i < 63" not in shown
+    both = apply_to_variants(VARIANTS, [Edit(search="2.0f * x[i]", replace="x[i] + x[i]")])
+    assert both.count("x[i] + x[i]") == 2  # the variant copy follows the nominal edit
+    one = apply_to_variants(VARIANTS, [Edit(search="i < 256;", replace="i < 256 && x;")])
+    assert one.count("&& x") == 1
+    with pytest.raises(ReplyFormatError, match="was not found"):
+        apply_to_variants(VARIANTS, [Edit(search="nowhere", replace="x")])
