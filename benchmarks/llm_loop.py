@@ -22,12 +22,15 @@ Measured with the defaults (budget 8, l1_gelu, cpp) on the development machine, 
 =================================  ==========================  =========================
 figure                             before (main at 97381d5)    after (branch llm)
 =================================  ==========================  =========================
-evaluations / LLM requests         6 / 33 (5.5 per eval.)      8 / 24 (3.0 per eval.)
-coder prompt chars, mean / max     26,716 / 35,693             8,395 / 9,709 (-69 %)
-all prompt chars, whole run        746,492                     211,212 (-72 %)
-tokens per evaluation (chars/4)    32,172                      6,929 (-78 %)
+evaluations / LLM requests         6 / 33 (5.5 per eval.)      8 / 35 (4.4 per eval.)
+coder prompt chars, mean / max     26,716 / 35,693             7,865 / 9,060 (-71 %)
+all prompt chars, whole run        746,492                     294,872 (-60 %)
+tokens per evaluation (chars/4)    32,172                      9,684 (-70 %)
 failures reaching the next prompt  0 / 2                       2 / 2
 =================================  ==========================  =========================
+
+The request count varies between runs (24-35 after) with where the scripted cycle of behaviours
+falls relative to the rounds.
 """
 
 from __future__ import annotations
