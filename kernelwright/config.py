@@ -45,7 +45,11 @@ class LLMSettings(BaseSettings):
     model: str | None = Field(None, description="model name; None = no LLM (offline policies)")
     base_url: str = "https://api.openai.com/v1"
     api_key_env: str = Field("OPENAI_API_KEY", description="NAME of the env var with the key")
-    temperature: float = Field(0.7, ge=0, le=2)
+    temperature: float = Field(0.7, ge=0, le=2, description="the coder's and meta-prompter's")
+    temperatures: dict[str, float] = Field(
+        default_factory=lambda: {"planner": 0.2, "critic": 0.2, "request_parser": 0.0},
+        description="per agent; agents that must return structured replies sample low",
+    )
     timeout_s: float = Field(120.0, gt=0, description="per request")
     max_retries: int = Field(4, ge=0, description="on 429/5xx/timeouts, exponential backoff")
     stream: bool = Field(False, description="stream replies (SSE); usage is still reported")
@@ -65,6 +69,10 @@ class LLMSettings(BaseSettings):
     @property
     def enabled(self) -> bool:
         return self.model is not None
+
+    def temperature_for(self, agent: str) -> float:
+        """The sampling temperature of ``agent`` (``temperatures``, else ``temperature``)."""
+        return self.temperatures.get(agent, self.temperature)
 
     def price_for(self, model: str | None) -> tuple[float, float] | None:
         """The price of ``model``: an exact entry, else the longest entry it starts with."""

@@ -14,6 +14,15 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from kernelwright.agents.attempts import (
+    apply_to_variants,
+    attempt_of,
+    attempt_window,
+    editable,
+    nominal_only,
+    parent_feedback,
+    short_diff,
+)
 from kernelwright.agents.llm import LLMClient
 from kernelwright.agents.lowered import (
     SOURCE_NAME,
@@ -37,7 +46,6 @@ from kernelwright.agents.prompting import (
 )
 from kernelwright.errors import LLMBudgetError, LoweringError, ReplyFormatError
 from kernelwright.prompts import (
-    apply_edits,
     check_module,
     evolve_regions,
     extract_module,
@@ -88,6 +96,11 @@ class LoweredCoder:
             return self.cache.get(task, contract, plan.backend)
         except LoweringError:
             return None
+
+    def space(self, task: Task, contract: Contract, plan: Plan) -> dict[str, list] | None:
+        """The lowered program's declared schedule space (``None`` when it does not lower)."""
+        source = self._source(task, contract, plan)
+        return source.space() if source is not None else None
 
     def seed_candidate(self, task: Task, contract: Contract, plan: Plan) -> Candidate | None:
         """The lowered program at its defaults: the LLM coder's starting point."""
@@ -141,9 +154,13 @@ def coder_parser(parent_source: str | None, edit_mode: bool):
             if "<<<<<<<" not in text:
                 try:
                     return extract_module(text)
-                except ReplyFormatError:
-                    pass  # neither edits nor a module: the edit format's help is the better hint
-            return check_module(apply_edits(parent_source, parse_edits(text)))
+                except ReplyFormatError as exc:
+                    if "```" in text:  # a module that does not parse: say that, not "no edit"
+                        raise ReplyFormatError(
+                            f"{exc} (or reply with SEARCH/REPLACE edits of the kernel instead)"
+                        ) from exc
+                    # neither edits nor a module: the edit format's help is the better hint
+            return check_module(apply_to_variants(parent_source, parse_edits(text)))
         return extract_module(text)
 
     return parse
@@ -166,8 +183,12 @@ class LLMCoder:
         metaprompter: MetaPrompter | None = None,
         inspirations: int = 2,
         repeat_asks: int = 2,
+        attempts: int = 6,
+        machine: str | None = None,
     ) -> None:
         self.client = client
+        self.attempts = attempts
+        self.machine = machine
         self.repeat_asks = repeat_asks
         self.fallback = fallback
         self.lookup = sources
@@ -187,21 +208,23 @@ class LLMCoder:
     def propose(
         self, task: Task, contract: Contract, plan: Plan, history: History, n: int
     ) -> list[Candidate]:
+        if self.metaprompter is not None:
+            self.metaprompter.bind_family(f"{plan.backend}-{plan.operator_class.value}")
         self._report_scores(history)
         out: list[Candidate] = []
         seed = getattr(self.fallback, "seed_candidate", None)
+        start = None
         if not history.profiles and seed is not None and n > 0:
             # Round one: the lowered program, so the LLM starts from (and edits) a correct kernel.
-            first = seed(task, contract, plan)
-            if first is not None:
-                self._known[first.id] = first
-                out.append(first)
+            start = seed(task, contract, plan)
+            if start is not None:
+                self._known[start.id] = start
+                out.append(start)
         for _ in range(max(n - len(out), 0)):
             if self.client.over_budget():
                 break
-            seen = {p.candidate_id for p in history.profiles} | {c.id for c in out}
             try:
-                candidate = self._one(task, contract, plan, history, seen)
+                candidate = self._one(task, contract, plan, history, out, start)
             except LLMBudgetError:
                 break
             if candidate is not None:
@@ -211,17 +234,31 @@ class LLMCoder:
             return self.fallback.propose(task, contract, plan, history, n)
         return out
 
+    def parent_of(self, history: History, start: Candidate | None) -> Candidate | None:
+        """The candidate to edit: the search's chosen parent (MAP-Elites), else the best, else
+        the lowered seed of round one."""
+        chosen = history.parent or history.best
+        parent = self.source(chosen.candidate_id) if chosen is not None else None
+        return parent if parent is not None else start
+
     def _one(
-        self, task: Task, contract: Contract, plan: Plan, history: History, seen: set[str]
+        self, task: Task, contract: Contract, plan: Plan, history: History,
+        round_so_far: list[Candidate], start: Candidate | None = None,
     ) -> Candidate | None:
         """One new candidate from the LLM, or ``None``.
 
-        A reply that repeats a candidate in ``seen`` is answered with that fact (prompts/
-        repeat.j2), at most ``repeat_asks`` times; then ``None`` (the offline coder steps in).
+        A reply that repeats an evaluated candidate (or one of this round) is answered with
+        that fact and the reason it failed or how fast it was (prompts/repeat.j2), at most
+        ``repeat_asks`` times; then ``None`` (the offline coder steps in).
         """
-        parent = self.source(history.best.candidate_id) if history.best else None
+        seen = {p.candidate_id for p in history.profiles} | {c.id for c in round_so_far}
+        parent = self.parent_of(history, start)
+        parent_profile = next(
+            (p for p in history.profiles if parent and p.candidate_id == parent.id), None
+        )
         edit_mode = parent is not None and bool(evolve_regions(parent.source))
         prompt = self.metaprompter.archive.select() if self.metaprompter else None
+        attempts = attempt_window(history, self.source, self.attempts)
         user = render(
             "coder.j2",
             sections=prompt.sections if prompt else {},
@@ -229,12 +266,20 @@ class LLMCoder:
             reference_source=task.path.read_text(),
             plan=self._plan_with_critique(plan, history),
             backend=plan.backend,
-            advice=advice_for(plan, 5),
-            parent=Exemplar(source=parent.source, summary=profile_summary(history.best))
+            machine=self.machine,
+            schedule=self._schedule(task, contract, plan, parent_profile),
+            advice=advice_for(plan, 3),
+            parent=Exemplar(
+                source=nominal_only(editable(parent.source)) if edit_mode else parent.source,
+                summary=profile_summary(parent_profile) if parent_profile else "the lowered seed",
+            )
             if parent
             else None,
-            feedback=feedback_from_profile(history.best) if parent else None,
-            inspirations=self._inspirations(history),
+            feedback=parent_feedback(parent_profile) if parent_profile else None,
+            attempts=[a for a in attempts if not parent or a.candidate_id != parent.id],
+            inspirations=self._inspirations(history, parent),
+            siblings=[short_diff(parent.source, c.source) for c in round_so_far
+                      if parent is not None and c.id != parent.id],
             edit_mode=edit_mode,
         )
         parse = coder_parser(parent.source if parent else None, edit_mode)
@@ -257,14 +302,29 @@ class LLMCoder:
             note = render(
                 "repeat.j2",
                 candidate_id=candidate.id,
-                summary=profile_summary(earlier) if earlier else None,
+                summary=attempt_of(earlier, self.source).line() if earlier else "",
+                evaluated=earlier is not None,
+                edit_mode=edit_mode,
             )
-            fence = "```python\n" + source + "\n```"
-            messages = [*messages, ("assistant", fence), ("user", note)]
+            shown = short_diff(parent.source, source) if parent else source
+            messages = [*messages, ("assistant", shown), ("user", note)]
             if self.client.over_budget():
                 return None
         log.info("coder: the LLM repeated evaluated kernels %d times", 1 + self.repeat_asks)
         return None
+
+    def _schedule(self, task: Task, contract: Contract, plan: Plan, parent) -> str | None:
+        """The schedule space in one line per parameter, the parent's value marked."""
+        space_of = getattr(self.fallback, "space", None)
+        space = space_of(task, contract, plan) if space_of is not None else None
+        if not space:
+            return None
+        current = parent.params if parent is not None else {}
+        return "\n".join(
+            f"- {name}: {', '.join(map(str, values))}"
+            + (f" (this kernel: {current[name]})" if name in current else "")
+            for name, values in space.items()
+        )
 
     @staticmethod
     def _plan_with_critique(plan: Plan, history: History) -> str:
@@ -273,17 +333,26 @@ class LLMCoder:
             text += f"\nThe critic's last verdict: {history.last_decision.reason}"
         return text
 
-    def _inspirations(self, history: History) -> list[Exemplar]:
-        best_id = history.best.candidate_id if history.best else None
+    def _inspirations(self, history: History, parent: Candidate | None) -> list[Exemplar]:
+        """Correct kernels unlike the parent, as diffs against it: the fastest of each cell
+        (origin and schedule source: the MAP-Elites descriptors), at most one per cell."""
+        if parent is None:
+            return []
         ranked = sorted(
-            (p for p in history.profiles if p.correct and p.candidate_id != best_id),
+            (p for p in history.profiles if p.correct and p.candidate_id != parent.id),
             key=lambda p: -(p.speedup or 0.0),
         )
         out: list[Exemplar] = []
+        cells: set[tuple[str, str | None]] = set()
         for p in ranked:
             cand = self.source(p.candidate_id)
-            if cand is not None and len(out) < self.inspirations:
-                out.append(Exemplar(source=cand.source, summary=profile_summary(p)))
+            cell = (p.origin, p.source)
+            if cand is None or cell in cells or len(out) >= self.inspirations:
+                continue
+            diff = short_diff(parent.source, cand.source)
+            if diff:
+                cells.add(cell)
+                out.append(Exemplar(source=diff, summary=profile_summary(p)))
         return out
 
     def _report_scores(self, history: History) -> None:

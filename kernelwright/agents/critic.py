@@ -8,16 +8,23 @@ decisions the offline critic's hard stops always override).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from kernelwright.agents.attempts import (
+    attempt_of,
+    attempt_window,
+    editable,
+    nominal_only,
+    parent_feedback,
+)
 from kernelwright.agents.llm import LLMClient
 from kernelwright.agents.prompting import (
     SourceLookup,
     advice_for,
     chat_messages,
-    feedback_from_profile,
     lookup_source,
     plan_text,
     profile_summary,
@@ -223,11 +230,20 @@ class LLMCritic:
     """
 
     def __init__(
-        self, client: LLMClient, fallback: Critic, sources: SourceLookup | None = None
+        self,
+        client: LLMClient,
+        fallback: Critic,
+        sources: SourceLookup | None = None,
+        context: Callable[[], tuple[str | None, str | None]] | None = None,
+        machine: str | None = None,
+        can_search: Callable[[History], bool] | None = None,
     ) -> None:
         self.client = client
         self.fallback = fallback
         self.lookup = sources
+        self.context = context  # () -> (contract text, reference source) of the run's task
+        self.machine = machine
+        self.can_search = can_search  # does the tuner have a point to propose?
 
     def __repr__(self) -> str:
         return f"LLMCritic({self.client!r}, fallback={self.fallback!r})"
@@ -238,22 +254,8 @@ class LLMCritic:
             return rule.model_copy(update={"action": Action.STOP, "reason": why})
         if rule.action == Action.STOP:
             return rule
-        latest = history.profiles[-1] if history.profiles else None
-        cand = lookup_source(self.lookup, latest.candidate_id) if latest else None
-        user = render(
-            "critic.j2",
-            contract=None,  # the Critic protocol does not receive the contract
-            plan=plan_text(plan),
-            candidate_source=cand.source if cand else "(source not available)",
-            feedback=feedback_from_profile(latest) if latest else None,
-            history=[f"{p.candidate_id}: {profile_summary(p)}" for p in history.profiles[-12:]],
-            budget_left=history.budget - history.spent,
-            advice=advice_for(plan, 4),
-            tool_name=CritiqueReply.__name__,
-            decisions=[a.value for a in Action],
-        )
         try:
-            messages = chat_messages("the critic", user)
+            messages = chat_messages("the critic", self._prompt(plan, history))
             reply = self.client.ask_structured(
                 "critic", messages, CritiqueReply, salvage=critique_from_prose
             )
@@ -263,7 +265,51 @@ class LLMCritic:
             return rule
         steps = "; ".join(reply.next_steps[:3])
         reason = " ".join(reply.diagnosis.split()) + (f" Next: {steps}" if steps else "")
-        return rule.model_copy(update={"action": reply.decision, "reason": reason})
+        action, overruled = self._checked(reply.decision, rule, history)
+        if overruled:
+            reason = f"{overruled} {reason}"
+        return rule.model_copy(update={"action": action, "reason": reason})
+
+    def _checked(self, wanted: Action, rule: Decision, history: History) -> tuple[Action, str]:
+        """The LLM's decision unless the evidence says otherwise (then the rule's, and why)."""
+        if wanted == Action.STOP:  # the rule did not stop: its conditions do not hold
+            return rule.action, (
+                f"(LLM asked to stop; refused: {history.budget - history.spent} evaluations "
+                "left, the best is not near its roofline bound and new candidates still come: "
+                f"{rule.action.value} instead.)"
+            )
+        if wanted == Action.SEARCH and self.can_search is not None and not self.can_search(
+            history
+        ):
+            fallback = Action.VARY_PARAMS if rule.action == Action.SEARCH else rule.action
+            return fallback, (
+                f"(LLM asked for search; the tuner has no point left to propose: "
+                f"{fallback.value} instead.)"
+            )
+        return wanted, ""
+
+    def _prompt(self, plan: Plan, history: History) -> str:
+        contract, reference = self.context() if self.context is not None else (None, None)
+        best = history.best
+        best_cand = lookup_source(self.lookup, best.candidate_id) if best else None
+        ids = {p.candidate_id for p in _last_round(history)}
+        return render(
+            "critic.j2",
+            contract=contract,
+            reference_source=reference,
+            plan=plan_text(plan),
+            machine=self.machine,
+            round=[attempt_of(p, self.lookup) for p in _last_round(history)],
+            best_source=nominal_only(editable(best_cand.source)) if best_cand else None,
+            best_summary=profile_summary(best),
+            feedback=parent_feedback(best) if best else None,
+            history=[a for a in attempt_window(history, self.lookup, 8)
+                     if a.candidate_id not in ids],
+            budget_left=history.budget - history.spent,
+            advice=advice_for(plan, 3),
+            tool_name=CritiqueReply.__name__,
+            decisions=[a.value for a in Action],
+        )
 
 
 _ACTION_WORDS = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from kernelwright.agents.usage import UsageLedger, model_from_reply
+from kernelwright.agents.journal import CallJournal, message_dicts, request_key
+from kernelwright.agents.usage import Usage, UsageLedger, model_from_reply
 from kernelwright.config import LLMSettings
 from kernelwright.errors import LLMBudgetError, LLMError, ReplyFormatError
 from kernelwright.prompts import extract_json, render
@@ -127,30 +129,68 @@ class LLMClient:
     """
 
     def __init__(
-        self, chat: BaseChatModel, settings: LLMSettings, ledger: UsageLedger | None = None
+        self,
+        chat: BaseChatModel,
+        settings: LLMSettings,
+        ledger: UsageLedger | None = None,
+        journal: CallJournal | None = None,
+        on_call: Callable[[], None] | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.chat = chat
         self.settings = settings
         self.ledger = ledger if ledger is not None else UsageLedger()
+        self.journal = journal  # the transcript: written per call, replayed on resume
+        self.on_call = on_call  # persists the ledger after every paid call
+        self.deadline = deadline  # epoch seconds after which no request is sent
+        self._chats: dict[float, BaseChatModel] = {}
 
     def __repr__(self) -> str:
         return f"LLMClient({self.settings!r}, calls={self.ledger.totals().calls})"
 
-    def over_budget(self) -> str | None:
-        """Why the run must stop for budget reasons, or ``None``."""
-        return self.ledger.over_budget(self.settings)
+    def over_budget(self, prompt_chars: int = 0) -> str | None:
+        """Why the run must stop for budget reasons, or ``None``; ``prompt_chars`` is the next
+        request's size (its tokens estimated at 4 characters each, counted in advance)."""
+        if self.deadline is not None and time.time() >= self.deadline:
+            return "time limit reached: no further LLM request is sent"
+        return self.ledger.over_budget(self.settings, upcoming_tokens=prompt_chars // 4)
+
+    def chat_for(self, agent: str) -> BaseChatModel:
+        """The chat model at ``agent``'s temperature (structured replies want a low one)."""
+        t = self.settings.temperature_for(agent)
+        if t == self.settings.temperature:
+            return self.chat
+        if t not in self._chats:
+            self._chats[t] = self.chat.model_copy(update={"temperature": t})
+        return self._chats[t]
 
     def invoke(self, agent: str, messages: list[Any]) -> AIMessage:
         """One chat completion for ``agent``; raises ``LLMError`` on any endpoint failure."""
-        return self._call(agent, self.chat.invoke, messages)
+        return self._call(agent, self.chat_for(agent).invoke, messages)
 
-    def invoke_runnable(self, agent: str, runnable: Any, messages: list[Any]) -> Any:
+    def invoke_runnable(
+        self, agent: str, runnable: Any, messages: list[Any], schema: type | None = None
+    ) -> Any:
         """Invoke a derived runnable (e.g. structured output with ``include_raw=True``)."""
-        return self._call(agent, runnable.invoke, messages)
+        return self._call(agent, runnable.invoke, messages, schema)
 
-    def _call(self, agent: str, fn: Callable[[list[Any]], T], messages: list[Any]) -> T:
-        if (why := self.over_budget()) is not None:
+    def _call(
+        self, agent: str, fn: Callable[[list[Any]], T], messages: list[Any],
+        schema: type | None = None,
+    ) -> T:
+        sent = message_dicts(messages)
+        kind = schema.__name__ if schema is not None else "chat"
+        sampling = self.settings.model_copy(
+            update={"temperature": self.settings.temperature_for(agent)}
+        )
+        key = request_key(agent, kind, sent, sampling)
+        if self.journal is not None and (hit := self.journal.replay(key)) is not None:
+            log.info("%s: reply replayed from the transcript (not sent again)", agent)
+            return replayed(hit, schema)  # type: ignore[return-value]
+        chars = sum(len(str(m.get("content") or "")) for m in sent)
+        if (why := self.over_budget(chars)) is not None:
             raise LLMBudgetError(why)
+        started = time.time()
         try:
             out = fn(messages)
         except LLMError:
@@ -160,7 +200,11 @@ class LLMClient:
                 raise translate_error(exc, self.settings) from exc
             raise
         raw = out.get("raw") if isinstance(out, dict) else out
-        self.record(agent, raw)
+        call = self.record(agent, raw)
+        if self.journal is not None:
+            self.journal.record(transcript_entry(key, agent, kind, sent, raw, call, started))
+        if self.on_call is not None:
+            self.on_call()
         return out
 
     def ask(
@@ -176,7 +220,8 @@ class LLMClient:
             return parse(reply_text(reply))
         except ReplyFormatError as exc:
             self._malformed(agent, exc, dropped=False)
-            retry = [*messages, reply, ("user", render("repair.j2", error=str(exc), want=want))]
+            error = what_went_wrong(reply, exc)
+            retry = [*messages, reply, ("user", render("repair.j2", error=error, want=want))]
         reply = self.invoke(agent, retry)
         try:
             return parse(reply_text(reply))
@@ -197,11 +242,11 @@ class LLMClient:
         prose reply (no tool call, no JSON) into the schema when it can; a salvaged reply is
         counted as malformed but costs no repair request.
         """
-        runnable = self.chat.with_structured_output(
+        runnable = self.chat_for(agent).with_structured_output(
             schema, method="function_calling", include_raw=True
         )
         for attempt in (1, 2):
-            out = self.invoke_runnable(agent, runnable, messages)
+            out = self.invoke_runnable(agent, runnable, messages, schema)
             parsed, error = _structured(out, schema)
             if parsed is not None:
                 return parsed
@@ -219,10 +264,62 @@ class LLMClient:
         action = "dropped" if dropped else "fed back"
         log.warning("%s: malformed LLM reply %s: %s", agent, action, str(error)[:300])
 
-    def record(self, agent: str, reply: BaseMessage | None) -> None:
+    def record(self, agent: str, reply: BaseMessage | None) -> Usage:
         model = model_from_reply(reply)
         call = self.ledger.add(agent, reply or {}, price=self.settings.price_for(model))
         log.debug("%s: %d in / %d out tokens", agent, call.input_tokens, call.output_tokens)
+        return call
+
+
+def transcript_entry(
+    key: str, agent: str, kind: str, sent: list[dict], raw: Any, call: Usage, started: float
+) -> dict[str, Any]:
+    """One transcript line: the request, the reply (replayable), tokens, cost and latency."""
+    from langchain_core.messages import message_to_dict
+
+    return {
+        "key": key, "agent": agent, "kind": kind, "request": sent,
+        "reply": message_to_dict(raw) if raw is not None else None,
+        "reply_text": reply_text(raw) if raw is not None else "",
+        "finish_reason": finish_reason(raw),
+        "input_tokens": call.input_tokens, "output_tokens": call.output_tokens,
+        "cost_usd": call.cost_usd, "latency_s": round(time.time() - started, 3),
+    }
+
+
+def replayed(entry: dict[str, Any], schema: type | None) -> Any:
+    """A recorded reply as the call returned it (structured calls: raw plus parsed)."""
+    from langchain_core.messages import messages_from_dict
+
+    raw = messages_from_dict([entry["reply"]])[0] if entry.get("reply") else None
+    if schema is None:
+        return raw
+    parsed = None
+    for call in getattr(raw, "tool_calls", None) or []:
+        try:
+            parsed = schema.model_validate(call["args"])  # type: ignore[attr-defined]
+            break
+        except ValidationError:
+            continue
+    return {"raw": raw, "parsed": parsed, "parsing_error": None}
+
+
+def finish_reason(reply: Any) -> str | None:
+    """The server's ``finish_reason`` of a reply (``length``: cut off at the token limit)."""
+    meta = getattr(reply, "response_metadata", None) or {}
+    return meta.get("finish_reason")
+
+
+def what_went_wrong(reply: Any, error: Exception) -> str:
+    """The repair prompt's diagnosis: a cut-off or empty reply says so, before the parse error."""
+    if finish_reason(reply) == "length":
+        return (
+            "your reply was cut off at the token limit (finish_reason: length) before it was "
+            "complete. Reply shorter: only the edits or the code, no explanation"
+        )
+    if not reply_text(reply).strip():
+        return "your reply was empty"
+    return str(error)
 
 
 def reply_text(reply: Any) -> str:

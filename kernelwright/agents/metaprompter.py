@@ -3,8 +3,10 @@
 A prompt is the coder template plus four evolvable sections (optimisation philosophy,
 strategies, common pitfalls, analysis guidance). After a kernel written with a prompt is
 evaluated, a meta-prompter LLM edits the sections with SEARCH/REPLACE diffs, giving a child
-prompt. A prompt's fitness is the best score of any kernel produced with it; selection is
-uniform with probability ``explore`` (0.2), else softmax over fitness with a usage penalty:
+prompt. Scores are KernelFoundry's fitness (ladder level 1-4, or 5 plus the speedup); selection is
+uniform with probability ``explore`` (0.2), else softmax over the mean score with a usage
+penalty (a prompt scored once is first sampled a second time, as one score under timing noise
+proves nothing):
 
 .. math::  p_i \\propto \\exp\\big((f_i - \\lambda\\,u_i) / T\\big)
 
@@ -41,6 +43,7 @@ SECTION_NAMES = (
     "analysis_guidance",
 )
 MAX_SECTION_CHARS = 2000
+MIN_SAMPLES = 2  # scores a prompt needs before selection compares it
 T = TypeVar("T")
 
 
@@ -81,9 +84,14 @@ class MetaPrompt(BaseModel):
 class PromptStats(BaseModel):
     """How a prompt has done: best kernel score (``None`` until one is scored) and uses."""
 
-    fitness: float | None = None
+    fitness: float | None = None  # the best score (shown); selection uses the mean
     uses: int = 0
     samples: int = 0  # kernels scored with it
+    total: float = 0.0  # sum of their scores
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.samples if self.samples else self.fitness
 
 
 class PromptArchive:
@@ -144,7 +152,13 @@ class PromptArchive:
         if not self.prompts:
             self.add(MetaPrompt.seed())
         ids = sorted(self.prompts)
-        if self.rng.random() < self.explore:
+        # One score under timing noise proves nothing: a prompt scored once is sampled again
+        # (until it was chosen ``MIN_SAMPLES`` times) before the softmax compares means.
+        thin = [i for i in ids if 0 < self.stats[i].samples < MIN_SAMPLES
+                and self.stats[i].uses < MIN_SAMPLES]
+        if thin:
+            chosen = min(thin, key=lambda i: (self.stats[i].uses, i))
+        elif self.rng.random() < self.explore:
             chosen = ids[int(self.rng.integers(len(ids)))]
         else:
             chosen = ids[int(self.rng.choice(len(ids), p=self.probabilities(ids)))]
@@ -153,11 +167,11 @@ class PromptArchive:
 
     def probabilities(self, ids: list[str]) -> np.ndarray:
         """Softmax over fitness minus the usage penalty; unscored prompts count as the best."""
-        known = [s.fitness for s in self.stats.values() if s.fitness is not None]
+        known = [s.mean for s in self.stats.values() if s.mean is not None]
         optimistic = max(known, default=0.0)
         values = np.array(
             [
-                (optimistic if self.stats[i].fitness is None else self.stats[i].fitness)
+                (optimistic if self.stats[i].mean is None else self.stats[i].mean)
                 - self.usage_penalty * self.stats[i].uses
                 for i in ids
             ],
@@ -173,11 +187,18 @@ class PromptArchive:
         if stats is None:
             return  # evicted meanwhile: nothing to update
         stats.samples += 1
+        stats.total += score
         stats.fitness = score if stats.fitness is None else max(stats.fitness, score)
 
     def best(self) -> MetaPrompt | None:
-        scored = [p for p in self.prompts if self.stats[p].fitness is not None]
-        return self.prompts[max(scored, key=lambda p: self.stats[p].fitness)] if scored else None
+        """The prompt with the best mean score (among those scored at least twice, if any)."""
+        scored = [p for p in self.prompts if self.stats[p].samples]
+        sure = [p for p in scored if self.stats[p].samples >= MIN_SAMPLES] or scored
+        return self.prompts[max(sure, key=lambda p: self.stats[p].mean)] if sure else None
+
+    def mean_of(self, prompt_id: str) -> float | None:
+        stats = self.stats.get(prompt_id)
+        return stats.mean if stats is not None else None
 
     def lineage(self, prompt_id: str) -> list[str]:
         """``prompt_id`` and all its ancestors, nearest first (each listed once)."""
@@ -237,6 +258,7 @@ class PromptArchive:
     def save(self, path: str | Path) -> None:
         """Write the archive as JSON atomically (write, then rename)."""
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(path.suffix + ".tmp")
         tmp.write_text(json.dumps(self.to_json(), indent=1))
         tmp.replace(path)
@@ -290,11 +312,23 @@ class MetaPrompter:
         archive: PromptArchive,
         every: int = 2,
         path: str | Path | None = None,
+        family_dir: str | Path | None = None,
     ) -> None:
         self.llm = llm
         self.archive = archive
         self.every = every
         self.path = Path(path) if path is not None else None
+        self.family_dir = Path(family_dir) if family_dir is not None else None
+
+    def bind_family(self, family: str) -> None:
+        """Use (and keep evolving) the archive of task family ``family`` in ``family_dir``:
+        loaded when a run of that family left one, so prompts last across runs and campaigns.
+        Without ``family_dir``, or once bound, nothing changes."""
+        if self.family_dir is None or self.path is not None:
+            return
+        self.path = self.family_dir / f"{family}.json"
+        if self.path.is_file():
+            self.archive = PromptArchive.load(self.path)
 
     def __repr__(self) -> str:
         return f"MetaPrompter({self.archive!r}, every={self.every})"
@@ -307,8 +341,12 @@ class MetaPrompter:
         score: float,
         parent_score: float | None = None,
     ) -> MetaPrompt | None:
-        """Record ``score`` for ``prompt``; evolve it when its sample count hits ``every``."""
+        """Record ``score`` for ``prompt``; evolve it when its sample count hits ``every``.
+
+        ``parent_score`` defaults to the mean score of the prompt's parent prompt."""
         self.archive.report(prompt.id, score)
+        if parent_score is None and prompt.parents:
+            parent_score = self.archive.mean_of(prompt.parents[0])
         stats = self.archive.stats.get(prompt.id)
         child = None
         if stats is not None and stats.samples % self.every == 0:
@@ -336,6 +374,9 @@ class MetaPrompter:
                     child_source=child_source,
                     feedback=feedback,
                     child_score=f"{score:.4g}",
+                    prompt_mean=_fmt(self.archive.mean_of(prompt.id)),
+                    samples=self.archive.stats[prompt.id].samples
+                    if prompt.id in self.archive.stats else 0,
                     parent_score=None if parent_score is None else f"{parent_score:.4g}",
                 ),
             ),
@@ -350,3 +391,7 @@ class MetaPrompter:
         child = MetaPrompt.create(sections, [prompt.id], prompt.generation + 1)
         self.archive.add(child)
         return child
+
+
+def _fmt(value: float | None) -> str | None:
+    return None if value is None else f"{value:.4g}"

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from kernelwright.agents.llm import LLMClient
 from kernelwright.agents.lowered import SOURCE_NAME, SourceCache, operator_class
-from kernelwright.agents.prompting import DEFAULT_DEVICE, advice_for, chat_messages
+from kernelwright.agents.prompting import advice_for, chat_messages, device_line
 from kernelwright.errors import LLMBudgetError, LoweringError
 from kernelwright.prompts import render
 from kernelwright.spec import Contract, ImplementationSpace, Task
@@ -181,7 +181,7 @@ class LLMPlanner:
         >>> planner.plan(task, contract, "sycl").strategy  # doctest: +SKIP
     """
 
-    def __init__(self, client: LLMClient, fallback: Planner, device: str = DEFAULT_DEVICE) -> None:
+    def __init__(self, client: LLMClient, fallback: Planner, device: str | None = None) -> None:
         self.client = client
         self.fallback = fallback
         self.device = device
@@ -200,7 +200,7 @@ class LLMPlanner:
             operator_class=base.operator_class.value,
             backend=backend,
             backends=[backend],
-            device=self.device,
+            device=self.device or device_line(backend),
             allowed_spaces=[s.value for s in contract.allowed_spaces],
             advice=advice_for(base, 6),
             history=[],

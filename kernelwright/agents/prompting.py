@@ -19,6 +19,32 @@ log = logging.getLogger(__name__)
 
 SourceLookup = Callable[[str], Candidate | None]
 DEFAULT_DEVICE = "the SYCL CPU device (Intel OpenCL runtime; 64-256 work-items per group)"
+DEVICES = {
+    "sycl": DEFAULT_DEVICE,
+    "cpp": "the host CPU, C++ with OpenMP threads and SIMD (g++ -O3 -march=native -fopenmp)",
+    "cuda": "an NVIDIA GPU (CUDA C++ built with nvcc)",
+}
+
+
+def device_line(backend: str) -> str:
+    """What runs the kernels of ``backend``, in one line for the planner."""
+    return DEVICES.get(backend, f"the {backend} backend's device")
+
+
+def machine_text(peaks: object | None, backend: str) -> str:
+    """The hardware in a few lines: device, cores, SIMD ISA, caches, measured peaks."""
+    from kernelwright.tools.cpuinfo import host_summary
+
+    lines = [f"Kernels run on {device_line(backend)}."]
+    if backend in ("cpp", "sycl"):
+        lines.append(host_summary())
+    bw, gf = getattr(peaks, "bandwidth_gbps", None), getattr(peaks, "gflops", None)
+    if bw and gf:
+        lines.append(
+            f"Measured peaks: {bw:.3g} GB/s memory bandwidth, {gf:.3g} GFLOP/s fp32 "
+            f"(ridge {gf / bw:.3g} FLOP/byte); the roofline bound below uses them."
+        )
+    return "\n".join(lines)
 
 
 def feedback_from_profile(profile: Profile) -> Feedback:
@@ -69,10 +95,17 @@ def chat_messages(role: str, user: str) -> list[tuple[str, str]]:
 
 def plan_text(plan: Plan) -> str:
     """The plan in two lines, as the coder and critic prompts show it."""
-    return (
+    text = (
         f"{plan.operator_class.value} task, space {plan.implementation_space.value}, backend "
         f"{plan.backend}. Strategy: {plan.strategy}\nRationale: {plan.rationale}"
     )
+    if plan.flops or plan.min_bytes:
+        intensity = plan.flops / plan.min_bytes if plan.min_bytes else float("inf")
+        text += (
+            f"\nWork: {plan.flops:.3g} FLOP over at least {plan.min_bytes:.3g} bytes moved "
+            f"(arithmetic intensity {intensity:.3g} FLOP/byte; compare with the machine's ridge)"
+        )
+    return text
 
 
 def lookup_source(lookup: SourceLookup | None, candidate_id: str) -> Candidate | None:

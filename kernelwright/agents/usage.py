@@ -110,9 +110,21 @@ class UsageLedger(BaseModel):
             total = total + usage
         return total
 
-    def over_budget(self, settings: LLMSettings) -> str | None:
-        """Why the run must stop for budget reasons, or ``None`` while it may go on."""
-        total = self.totals()
+    def over_budget(self, settings: LLMSettings, upcoming_tokens: int = 0) -> str | None:
+        """Why the run must stop for budget reasons, or ``None`` while it may go on.
+
+        ``upcoming_tokens`` (the next prompt's estimated size) counts in advance, so a limit
+        stops the request that would cross it instead of the one after.
+        """
+        spent = self.totals()
+        price = settings.price_for(None)
+        extra = None if price is None or spent.cost_usd is None else (
+            upcoming_tokens * price[0] / 1e6
+        )
+        total = spent.model_copy(update={
+            "input_tokens": spent.input_tokens + upcoming_tokens,
+            "cost_usd": spent.cost_usd if extra is None else spent.cost_usd + extra,
+        })
         if settings.max_requests is not None and total.calls >= settings.max_requests:
             return (
                 f"LLM request cap reached: {total.calls} requests, limit "

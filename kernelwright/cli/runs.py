@@ -165,13 +165,20 @@ def show(
         bool, typer.Option("--configs", help="list every evaluated configuration instead")
     ] = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="with --configs: CSV to stdout")] = False,
+    transcript: Annotated[
+        bool, typer.Option("--transcript", help="print every LLM request and reply instead")
+    ] = False,
 ) -> None:
     """Print a run's best kernel, its evidence, and the history of decisions."""
     from kernelwright.report.show import print_run
+    from kernelwright.report.transcript import print_transcript
 
     if configs or csv_out:
         return _show_configs(run_id, store, csv_out)
     try:
+        if transcript:
+            print_transcript(console, run_id, _settings(), store)
+            return
         print_run(console, run_id, _settings(), store, archive=archive)
     except KernelwrightError as exc:
         _fail(exc)

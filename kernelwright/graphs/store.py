@@ -58,6 +58,7 @@ ARCHIVE = "archive.json"
 TUNE = "tune"
 USAGE = "usage.json"
 PROMPTS = "prompts.json"
+TRANSCRIPT = "llm/transcript.jsonl"
 BEST_KERNEL = "best/candidate.py"
 TASK_REVISION = "task/r{revision}/{name}.py"
 SUMMARY = "summary.json"
@@ -213,6 +214,10 @@ class RunStore:
         _atomic_write(
             self.run_dir(run_id) / TUNE / f"{source}.pending.json", json.dumps(pending)
         )
+
+    def transcript_path(self, run_id: str) -> Path:
+        """The LLM transcript: one JSON line per request and reply (``agents.journal``)."""
+        return self.run_dir(run_id) / TRANSCRIPT
 
     def prompts_path(self, run_id: str) -> Path:
         """The meta-prompt archive (``PromptArchive.save``/``load``)."""

@@ -8,7 +8,10 @@ in the run store so a resumed run keeps counting against its budget.
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 from collections.abc import Iterator
+from pathlib import Path
 
 from kernelwright.config import Settings
 from kernelwright.graphs.hierarchy import R3Search
@@ -41,13 +44,14 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
     coder = LoweredCoder(seed=settings.seed, cache=lowered)
     persist = None
     llm = settings.llm
+    peaks = machine_peaks(peaks_dir(settings))  # measured once per machine and runtime
     if llm.enabled:
         # The key's variable may have any name: never let candidate code see it.
         settings = settings.model_copy(
             update={"secret_env": [*settings.secret_env, llm.api_key_env]}
         )
         planner, coder, critic, persist = _llm_policies(
-            settings, store, run_id, planner, coder, critic
+            settings, store, run_id, planner, coder, critic, peaks, lowered
         )
     with WorkerPool(settings) as pool:
         yield OptimizeContext(
@@ -55,7 +59,7 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
             store=store,
             planner=planner,
             coder=coder,
-            profiler=RooflineProfiler(machine_peaks(peaks_dir(settings))),
+            profiler=RooflineProfiler(peaks),
             critic=critic,
             evaluate=lambda task, cand: evaluate(task, cand, settings=settings, pool=pool),
             contract_of=pool.contract,
@@ -79,27 +83,89 @@ def confirm_settings(settings: Settings) -> Settings:
     )
 
 
-def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic):
+def _llm_policies(settings, store: RunStore, run_id: str, planner, coder, critic, peaks, lowered):
+    from kernelwright.agents.journal import CallJournal
     from kernelwright.agents.llm_team import make_llm_policies
+    from kernelwright.agents.prompting import machine_text
     from kernelwright.agents.usage import UsageLedger
 
     saved = store.load_usage(run_id)
-    ledger = UsageLedger.model_validate_json(saved) if saved is not None else None
+    ledger = UsageLedger.model_validate_json(saved) if saved is not None else UsageLedger()
+    journal = CallJournal(store.transcript_path(run_id))
+    llm = capped_llm_settings(settings)
+    ledger = ledger_with_journal(ledger, journal, llm)  # calls a kill cut off from the ledger
+    limit = settings.time_limit_s
+    started = store.meta(run_id).get("started")
+    deadline = started + limit if limit is not None and started is not None else None
     team = make_llm_policies(
-        capped_llm_settings(settings),
+        llm,
         planner,
         coder,
         critic,
         sources=lambda cid: _load_or_none(store, run_id, cid),
         ledger=ledger,
-        prompt_archive=store.prompts_path(run_id),
+        prompt_family_dir=Path(settings.data_dir) / "meta_prompts",
         seed=settings.seed,
+        machine=machine_text(peaks, settings.backend),
+        context=lambda: task_context(store, run_id),
+        can_search=lambda history: tuner_has_points(store, run_id, settings.backend, lowered,
+                                                    history),
+        journal=journal,
+        deadline=deadline,
     )
 
-    def persist() -> None:
+    def save_usage() -> None:
         store.save_usage(run_id, team.client.ledger.model_dump_json())
 
+    def persist() -> None:
+        save_usage()
+        if team.metaprompter is not None and len(team.metaprompter.archive):
+            team.metaprompter.archive.save(store.prompts_path(run_id))  # for `show`
+
+    team.client.on_call = save_usage  # the ledger is on disk after every paid call
+
     return team.planner, team.coder, team.critic, persist
+
+
+def ledger_with_journal(ledger, journal, settings):
+    """``ledger`` plus the transcript's calls it lacks (a kill between the two writes)."""
+    from kernelwright.agents.usage import Usage
+
+    entries = journal.entries()
+    for agent in {e["agent"] for e in entries}:
+        mine = [e for e in entries if e["agent"] == agent]
+        counted = ledger.per_agent.get(agent, Usage()).calls
+        for entry in mine[counted:]:
+            usage = {k: entry[k] for k in ("input_tokens", "output_tokens")}
+            ledger.add(agent, usage, price=settings.price_for(None))
+    return ledger
+
+
+def task_context(store: RunStore, run_id: str) -> tuple[str | None, str | None]:
+    """The run's contract text (saved with the plan) and its task's reference source."""
+    contract = store.run_dir(run_id) / "contract.txt"
+    task_path = store.meta(run_id).get("task_path")
+    try:
+        reference = Path(task_path).read_text() if task_path else None
+    except OSError:
+        reference = None
+    return (contract.read_text() if contract.exists() else None), reference
+
+
+def tuner_has_points(store: RunStore, run_id: str, backend: str, lowered, history) -> bool:
+    """Whether the lowered program's schedule space has a point no profile has measured yet."""
+    from kernelwright.errors import LoweringError
+    from kernelwright.spec import Task
+
+    try:
+        task = Task.from_path(store.meta(run_id)["task_path"])
+        space = lowered.get(task, None, backend).space()
+    except (LoweringError, OSError, KeyError):
+        return False
+    size = math.prod(len(v) for v in space.values()) if space else 0
+    tried = {json.dumps(p.params, sort_keys=True, default=str) for p in history.profiles
+             if p.source == "lowered"}
+    return size > len(tried)
 
 
 def _load_or_none(store: RunStore, run_id: str, candidate_id: str):

@@ -39,10 +39,10 @@ class Candidate(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def id(self) -> str:
-        blob = json.dumps(
-            {"source": self.source, "backend": self.backend, "params": self.params},
-            sort_keys=True,
-        )
+        """The hash of what runs: the module text and its backend. ``params`` only label a
+        schedule point; they are baked into the text, so two points (or an LLM copy of the
+        lowered seed) that emit the same text are one candidate, evaluated once."""
+        blob = json.dumps({"source": self.source, "backend": self.backend}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     @classmethod

@@ -80,6 +80,9 @@ class ScriptedLLM:
         self.router = router  # answers a request from its body; None falls back to the script
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        # (body, (prompt_tokens, completion_tokens)) of each reply sent in full: what a paid
+        # API would bill
+        self.served: list[tuple[dict[str, Any], tuple[int, int]]] = []
         self._script: deque[ScriptedReply] = deque(script)
         self._lock = threading.Lock()
         self._server: _QuietServer | None = None
@@ -161,11 +164,29 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"_unparsed": raw.decode(errors="replace")}
         scripted = self.llm._next(body, {k.lower(): v for k, v in self.headers.items()})
         time.sleep(scripted.delay_s)
+        if scripted.delay_s and self._client_gone():
+            return None  # a cancelled request is not answered nor counted (as vLLM aborts)
         if scripted.body is not None or scripted.status != 200:
             return self._send(scripted.status, scripted.body or "{}", scripted.headers)
         if body.get("stream"):
-            return self._stream(scripted, body)
-        return self._send(200, json.dumps(_completion(scripted, body)), scripted.headers)
+            self._stream(scripted, body)
+        else:
+            self._send(200, json.dumps(_completion(scripted, body)), scripted.headers)
+        with self.llm._lock:
+            self.llm.served.append((body, scripted.usage or (0, 0)))
+        return None
+
+    def _client_gone(self) -> bool:
+        import select
+        import socket
+
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        if not readable:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def _send(self, status: int, text: str, headers: dict[str, str]) -> None:
         data = text.encode()

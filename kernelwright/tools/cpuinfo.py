@@ -47,3 +47,33 @@ def cpu_signature() -> str:
     if not fields:
         return "unknown-cpu"
     return f"model name\t: {fields.get('model name', '')}\nflags\t\t: {fields.get('flags', '')}"
+
+
+SIMD_FLAGS = (
+    "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "avx2", "fma", "sse4_2", "asimd", "sve"
+)
+CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+def host_summary() -> str:
+    """One line: CPU model, logical cores, SIMD extensions and cache sizes of this machine."""
+    import os
+
+    flags = set(cpu_fields().get("flags", cpu_fields().get("Features", "")).split())
+    simd = [f for f in SIMD_FLAGS if f in flags]
+    caches = []
+    for index in sorted(CACHES.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        caches.append(f"L{level}{'d' if kind == 'Data' else ''} {size}" if kind != "Instruction"
+                      else "")
+    parts = [cpu_model() or "unknown CPU", f"{os.cpu_count()} logical cores"]
+    if simd:
+        parts.append("SIMD " + ", ".join(simd))
+    if caches := [c for c in caches if c]:
+        parts.append("caches " + ", ".join(caches) + " (per core or shared)")
+    return "CPU: " + "; ".join(parts) + "."

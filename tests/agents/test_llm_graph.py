@@ -48,14 +48,17 @@ def evaluate(task, candidate):
 @pytest.mark.skipif(not TASK.is_file(), reason="examples/tasks/l1_gelu.py is missing")
 def test_llm_run_refines_the_best_and_stops_at_the_token_budget(scripted_llm, make_client,
                                                                 tmp_path):
-    client = make_client(max_tokens=600)  # five replies of 120 tokens
+    # five replies of 2,400 tokens; the prompts' estimates (chars / 4) count before each call,
+    # so the sixth request (12,000 spent plus its prompt) is never sent
+    client = make_client(max_tokens=12000)
+    u = {"usage": (2000, 400)}
     scripted_llm.push(
         tool_call("PlanReply", {"space": "custom_kernel", "backend": "sycl",
-                                "strategy": "LLM plan", "rationale": "memory bound"}),
-        reply(f"```python\n{MODULE}```"),
-        tool_call("CritiqueReply", {"decision": "vary_params", "diagnosis": "tile bigger"}),
-        reply(EDIT),
-        tool_call("CritiqueReply", {"decision": "vary_params", "diagnosis": "again"}),
+                                "strategy": "LLM plan", "rationale": "memory bound"}, **u),
+        reply(f"```python\n{MODULE}```", **u),
+        tool_call("CritiqueReply", {"decision": "vary_params", "diagnosis": "tile bigger"}, **u),
+        reply(EDIT, **u),
+        tool_call("CritiqueReply", {"decision": "vary_params", "diagnosis": "again"}, **u),
         reply("never requested"),
     )
 
@@ -78,5 +81,5 @@ def test_llm_run_refines_the_best_and_stops_at_the_token_budget(scripted_llm, ma
     assert "token budget spent" in state["decisions"][-1].reason
     assert scripted_llm.remaining == 1 and len(scripted_llm.requests) == 5
     totals = client.ledger.totals()
-    assert totals.calls == 5 and totals.total_tokens == 600
+    assert totals.calls == 5 and totals.total_tokens == 12000
     assert set(client.ledger.per_agent) == {"planner", "coder", "critic"}

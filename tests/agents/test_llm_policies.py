@@ -211,9 +211,10 @@ def test_critic_uses_llm_but_rules_stop_first(scripted_llm, make_client):
 
 
 def test_critic_stops_when_llm_budget_spent(scripted_llm, make_client):
-    client = make_client(max_cost=0.001, prices={"scripted": (10.0, 10.0)})
+    # the prompt's estimated cost (chars / 4 tokens) counts before the call: far below 0.03
+    client = make_client(max_cost=0.03, prices={"scripted": (10.0, 10.0)})
     scripted_llm.push(tool_call("CritiqueReply", {"decision": "search", "diagnosis": "d"},
-                                usage=(100, 20)))
+                                usage=(2000, 1000)))
     plan = FixedPlanner().plan(None, None, "sycl")
     critic = LLMCritic(client, FixedCritic())
     assert critic.decide(plan, history([profile("c")]), 0.0).action == Action.SEARCH

@@ -38,6 +38,10 @@ def coder_context(**over):
         feedback=Feedback.from_result(RESULT, profile={"roofline_fraction": 0.4}),
         inspirations=[Exemplar(source="INSPIRATION-SRC", summary="correct, 1.5x")],
         edit_mode=False,
+        machine=None,
+        schedule=None,
+        attempts=[],
+        siblings=[],
     )
     return {**ctx, **over}
 
@@ -70,7 +74,8 @@ def test_language_instructions_follow_backend(backend, needle):
 
 def test_coder_edit_mode_asks_for_search_replace():
     text = render("coder.j2", **coder_context(edit_mode=True, sections={}, inspirations=[]))
-    assert "<<<<<<< SEARCH" in text and "[EVOLVE_START]" in text
+    assert "<<<<<<< SEARCH" in text and "editable block" in text
+    assert "load_inline(SRC)" not in text  # no from-scratch language guide when editing
     assert "Optimisation Philosophy" not in text
 
 
@@ -101,15 +106,16 @@ def test_planner_critic_meta_and_repair_render():
     )
     assert "PlanReply" in planner and "Local-memory tiles" in planner and "H200" in planner
     critic = render(
-        "critic.j2", contract=None, plan="P", candidate_source="S",
-        feedback=Feedback.from_result(RESULT), history=[], budget_left=3, advice=[],
-        tool_name="CritiqueReply", decisions=["stop", "search"],
+        "critic.j2", contract=None, reference_source=None, plan="P", machine=None, round=[],
+        best_source="S", best_summary="correct, 2x", feedback=Feedback.from_result(RESULT),
+        history=[], budget_left=3, advice=[], tool_name="CritiqueReply",
+        decisions=["stop", "search"],
     )
     assert "Budget left: 3" in critic and "stop, search" in critic and "## Contract" not in critic
     meta = render(
         "meta_prompter.j2", sections={"common_pitfalls": "- PITFALL"}, child_source="K",
         feedback=Feedback(), child_score="6.5", parent_score=None,
     )
-    assert "- PITFALL" in meta and "Score: 6.5." in meta
+    assert "- PITFALL" in meta and "Score: 6.5, on this scale" in meta
     for want, needle in (("code", "```python"), ("edits", "SEARCH"), ("json", "JSON")):
         assert needle in render("repair.j2", error="E", want=want)
