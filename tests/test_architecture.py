@@ -64,7 +64,8 @@ INTERNAL_EXCEPTIONS = {
     "kernelwright.tools.evaluate.protocol.ProtocolViolation",  # a malformed message
     "kernelwright.tools.evaluate.verify.Rejected",  # a rung of the verification ladder failed
     "kernelwright.tools.lower.codegen.NotFusable",  # the fuser tries the next grouping
-    "kernelwright.tools.lower.emit.StashMismatch",  # the emitter falls back to recomputing
+    "kernelwright.tools.lower.emit.rows.StashMismatch",  # the emitter falls back to recomputing
+    "kernelwright.tools.lower.fusion._Unfusable",  # the scheduler's legality check splits a group
 }
 
 

@@ -50,7 +50,7 @@ def print_run(
             f"{frac:.1%}" if frac else "-",
             ", ".join(p.flags),
         ))  # fmt: skip
-    print(aligned(rows), flush=True)  # plain text: ids are never cut, whatever the width
+    say(aligned(rows))  # plain text, soft-wrapped: ids are never cut, whatever the width
     say("decisions:")
     for i, d in enumerate(state.get("decisions") or [], 1):
         say(f"  {i}. {d.action.value}: {d.reason}")

@@ -10,8 +10,7 @@ from rich.text import Text
 
 from kernelwright.config import Settings
 from kernelwright.errors import RunStoreError
-from kernelwright.graphs.runner import store_root
-from kernelwright.graphs.store import RunStore
+from kernelwright.graphs.store import RunStore, store_root
 
 SHOWN = 600  # characters of each request's last message and each reply
 

@@ -125,6 +125,7 @@ def test_planner_ignores_disallowed_space_and_falls_back_when_dropped(
     scripted_llm, make_client, task_and_contract
 ):
     task, contract = task_and_contract
+    contract = contract.model_copy(update={"allowed_spaces": [ImplementationSpace.CUSTOM_KERNEL]})
     scripted_llm.push(tool_call("PlanReply", {**PLAN_REPLY, "space": "vendor_library"}))
     client = make_client()
     plan = LLMPlanner(client, FixedPlanner()).plan(task, contract, "sycl")

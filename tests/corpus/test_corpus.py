@@ -80,9 +80,9 @@ def test_corpus_has_the_awkward_cases_the_issue_names():
     for rank, least in ((3, 20), (4, 20), (5, 8)):
         have = [n for n, r in ranks.items() if rank in r]
         assert len(have) >= least, f"only {len(have)} tasks with {rank}-D inputs"
+    # every space is allowed unless a task narrows it (ALLOWED_SPACES)
     vendor = [n for n, c in contracts.items() if c.allows("vendor_library")]
-    assert len(vendor) >= 5
-    assert all(family_of(_path(n)) in ("gemm_epilogue", "conv_epilogue") for n in vendor)
+    assert len(vendor) >= len(contracts) // 2
 
 
 @pytest.mark.slow

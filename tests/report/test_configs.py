@@ -22,9 +22,9 @@ def test_csv_lists_every_configuration_with_params_ms_and_verdict(scripted_store
     assert [int(r["order"]) for r in rows] == [1, 2, 3, 4, 5, 6]
     assert [r["block"] for r in rows] == ["1", "2", "3", "4", "5", "6"]
     assert [r["verdict"] for r in rows] == ["faster"] * 2 + ["value_mismatch"] + ["faster"] * 3
-    # scripted timing: eager = speedup ms, kernel = 1 ms; the wrong candidate has no timing
-    assert float(rows[1]["reference_ms"]) == pytest.approx(2.0)
-    assert float(rows[1]["candidate_ms"]) == pytest.approx(1.0)
+    # scripted timing: eager = 1 ms, kernel = 1 / speedup ms; the wrong one has no timing
+    assert float(rows[1]["reference_ms"]) == pytest.approx(1.0)
+    assert float(rows[1]["candidate_ms"]) == pytest.approx(0.5)
     assert float(rows[3]["speedup"]) == pytest.approx(3.0)
     assert rows[2]["reference_ms"] == rows[2]["speedup"] == ""
     assert {"compile_ms", "speedup_low", "speedup_high", "candidate"} <= set(rows[0])

@@ -68,7 +68,8 @@ def test_cli_passes_spaces_to_the_settings(monkeypatch, tmp_path):
         raise kernelwright.errors.TaskError("stop here")
 
     monkeypatch.setattr(kernelwright, "optimize", fake)
-    result = CliRunner().invoke(app, ["optimize", str(tmp_path), "--spaces", "Custom,Vendor",
+    result = CliRunner().invoke(app, ["optimize", "examples/tasks/l1_gelu.py",
+                                      "--spaces", "Custom,Vendor",
                                       "--json"])
     assert result.exit_code == 2 and seen["spaces"] == "custom_kernel,vendor_library"
 
