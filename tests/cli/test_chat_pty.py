@@ -74,9 +74,10 @@ def test_chat_reject_quit_resume_approve(tmp_path):
     child.sendline("/status")
     child.expect("evaluations 2/2")
     child.sendline("/reject not fast enough, try 2 more evaluations")
-    # budget 4 now: at least one more evaluation, then the budget or idle rounds end the run
-    # (l1_gelu's C++ program has three schedule points)
-    child.expect(r"FINAL KERNEL for review after ([34])/4 evaluations|NO CORRECT KERNEL")
+    # budget 4 now: the budget or idle rounds end the run. l1_gelu's C++ program has three
+    # schedule points but, at this size, two distinct sources (a candidate is its source), and
+    # both may be evaluated already: then no new one is run and the other kernel is offered
+    child.expect(r"FINAL KERNEL for review after ([234])/4 evaluations|NO CORRECT KERNEL")
     spent = int(child.match.group(1) or 4)
     if child.match.group(1):
         child.expect(r"  (\w+): [\d.]+x")
