@@ -83,9 +83,11 @@ def test_campaign_killed_twice_counts_every_evaluation_once(tmp_path):
     summary = json.loads(out.strip().splitlines()[-1])
     logged = _logged(store, campaign)
     assert len(logged) == len(set(logged)), f"an evaluation ran twice: {logged}"
+    # each task spends its budget, or fewer when its space has fewer distinct sources (a
+    # candidate is its source: l1_gelu's C++ program has two at this size)
     expected = BUDGET_PER_TASK * len(TASKS)
-    assert summary["evaluations"] == len(logged) == expected
-    assert sum(r["evaluations"] for r in summary["rows"]) == expected
+    assert len(TASKS) < summary["evaluations"] == len(logged) <= expected
+    assert sum(r["evaluations"] for r in summary["rows"]) == len(logged)
     for run_id in summary["run_ids"]:
         results = {p.stem for p in (store / "runs" / run_id / "results").glob("*.json")}
         assert {f"{run_id}:{r}" for r in results} == {e for e in logged if e.startswith(run_id)}
