@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernelwright.spec.result import Verdict
+from kernelwright.spec.result import Verdict, verdict_for
 
 
 def ms_text(ms: float | None) -> str:
@@ -61,8 +61,6 @@ def compile_sentence(compile_ms: float | None, cand_ms: float | None,
 
 def best_figures(best: Any) -> dict[str, Any]:
     """The verdict and the medians behind a run's best (the fields every surface shows)."""
-    from kernelwright.spec.result import verdict_for
-
     verdict = verdict_for(best is not None, best.speedup if best else None)
     if best is None:
         return {"verdict": verdict.value}

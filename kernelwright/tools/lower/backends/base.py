@@ -137,9 +137,27 @@ class Codegen(ABC):
 
     # -- runtime ---------------------------------------------------------------------------
 
-    @abstractmethod
     def launcher(self, kernels: Any, device: Any) -> Callable[[Steps, dict[str, Any]], None]:
-        """``run(steps, tensors)``: launch a plan's steps one by one, then wait."""
+        """``run(steps, tensors)``: launch a plan's steps one by one (library steps bind their
+        result in ``tensors``), then wait for the device when the backend is asynchronous."""
+        from kernelwright.tools.lower.vendor import run_vendor
+
+        def run(steps: Steps, t: dict[str, Any]) -> None:
+            for s in steps:
+                if "vendor" in s:
+                    run_vendor(s, t)
+                    continue
+                self.launch_step(kernels[s["kernel"]], [t[a] for a in s["args"]], s)
+            if self.asynchronous:
+                device.synchronize()
+
+        return run
+
+    asynchronous: ClassVar[bool] = True  # launches return before the kernel ends
+
+    def launch_step(self, kernel: Any, args: list[Any], step: dict[str, Any]) -> None:
+        """Launch one kernel of a plan with its arguments and launch configuration."""
+        kernel(*args)
 
     def prepared(self, owner: Any, plan: dict[str, Any]) -> Callable | None:
         """A runner with the per-call work prepared once (None: launch step by step)."""

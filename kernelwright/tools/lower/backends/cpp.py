@@ -104,17 +104,7 @@ class CppCodegen(Codegen):
 
     # -- runtime ---------------------------------------------------------------------------
 
-    def launcher(self, kernels: Any, device: Any):
-        from kernelwright.tools.lower.vendor import run_vendor
-
-        def run(steps, t):
-            for s in steps:
-                if "vendor" in s:
-                    run_vendor(s, t)
-                    continue
-                kernels[s["kernel"]](*[t[a] for a in s["args"]])
-
-        return run
+    asynchronous = False  # a C call returns when the kernel is done
 
     def prepared(self, owner: Any, plan: dict[str, Any]):
         """One ctypes call per kernel, slots resolved once; library steps between them."""

@@ -64,17 +64,6 @@ class CudaCodegen(Codegen):
     def group_reduce(self, value: str, ctype: str, op: str, subgroup: bool) -> str:
         return f"kw_block_reduce<{ctype}>({value}, kw_op_{op}<{ctype}>(), kw_smem)"
 
-    def launcher(self, kernels: Any, device: Any):
-        from kernelwright.tools.lower.vendor import run_vendor
-
-        def run(steps, t):
-            for s in steps:
-                if "vendor" in s:
-                    run_vendor(s, t)
-                    continue
-                grid = -(-s["global"] // s["local"])
-                kernels[s["kernel"]](*[t[a] for a in s["args"]], grid=(grid,),
-                                     block=(s["local"],))
-            device.synchronize()
-
-        return run
+    def launch_step(self, kernel: Any, args: list[Any], step: dict[str, Any]) -> None:
+        grid = -(-step["global"] // step["local"])
+        kernel(*args, grid=(grid,), block=(step["local"],))

@@ -41,19 +41,8 @@ class SyclCodegen(Codegen):
         group = "it.get_sub_group()" if subgroup else "it.get_group()"
         return f"sycl::reduce_over_group({group}, {value}, sycl::{op}<{ctype}>())"
 
-    def launcher(self, kernels: Any, device: Any):
-        from kernelwright.tools.lower.vendor import run_vendor
-
-        def run(steps, t):
-            for s in steps:
-                if "vendor" in s:
-                    run_vendor(s, t)
-                    continue
-                kernels[s["kernel"]](*[t[a] for a in s["args"]], global_size=(s["global"],),
-                                     local_size=(s["local"],), wait=False)
-            device.synchronize()
-
-        return run
+    def launch_step(self, kernel: Any, args: list[Any], step: dict[str, Any]) -> None:
+        kernel(*args, global_size=(step["global"],), local_size=(step["local"],), wait=False)
 
     def prepared(self, owner: Any, plan: dict[str, Any]):
         """``launch=chain`` on a device that shares host memory: one C call per forward."""
