@@ -1,0 +1,182 @@
+"""Scale public KernelBench problems down to CPU sizes: a second corpus nobody here tuned for.
+
+KernelBench's level-1/2 problems are sized for a data-centre GPU (a 1024x8192x8192 GEMM, 4 GB
+activations). This script reads a KernelBench checkout and writes scaled copies of a
+deterministic sample of its problems into an output directory (outside this repository: the
+problems are not ours to ship), ready for ``benchmarks/coverage.py --tasks DIR``.
+
+The rule is the same for every file, never tuned per problem:
+- the size constants are the file's module-level integer assignments of 8 or more (``batch_size``,
+  ``in_features``, ``M``...); small ones (kernel sizes, strides, groups, ``dim``) are kept;
+- while the problem's footprint (inputs, parameters and buffers, measured on the meta device) is
+  above ``--max-mb``, the largest size value is halved, every constant holding that value at once
+  (so tied sizes such as ``in_features == out_features`` stay tied); no constant goes below 8;
+- likewise while its GEMM/convolution work (torch's FLOP counter, on the meta device) is above
+  ``--max-gflop``; both measures are exact, so the same checkout always gives the same files;
+- the scaled file must still run one eager forward on the CPU; a file that cannot get there is
+  skipped and named.
+
+The sample is every ``--every``-th problem of each level by problem number (1, 1+k, ...), so the
+choice depends only on the numbering.
+
+    python benchmarks/kernelbench_cpu.py --source KernelBench/KernelBench --out /tmp/kb-cpu \\
+        [--levels 1 2] [--every 4] [--max-mb 16] [--max-gflop 0.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+MIN_SIZE = 8
+
+
+def size_constants(tree: ast.Module, values: dict) -> dict[str, int]:
+    """Module-level names (``a = b = 64`` and ``a = 1; b = 2`` included) whose evaluated value is
+    an int of at least 8, in file order."""
+    names = [t.id for node in tree.body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)]
+    return {n: values[n] for n in dict.fromkeys(names)
+            if type(values.get(n)) is int and values[n] >= MIN_SIZE}
+
+
+def rewrite(source: str, sizes: dict[str, int]) -> str:
+    """``source`` with each size constant assigned its new literal value where it was assigned
+    (a chained ``a = b = 64`` becomes one assignment per name)."""
+    tree = ast.parse(source)
+    body: list[ast.stmt] = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if targets and all(isinstance(t, ast.Name) for t in targets) and any(
+                t.id in sizes for t in targets):
+            body += [ast.Assign(targets=[ast.Name(t.id, ast.Store())],
+                                value=ast.Constant(sizes[t.id]) if t.id in sizes else node.value)
+                     for t in targets]
+        else:
+            body.append(node)
+    tree.body = body
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def load(source: str) -> dict:
+    namespace: dict = {"__name__": "kernelbench_problem"}
+    exec(compile(source, "<kernelbench problem>", "exec"), namespace)  # noqa: S102 - a benchmark input
+    return namespace
+
+
+def footprint_mb(namespace: dict) -> float:
+    """Bytes of inputs, parameters and buffers, built on the meta device (nothing allocated)."""
+    with torch.device("meta"):
+        model = namespace["Model"](*namespace["get_init_inputs"]())
+        inputs = namespace["get_inputs"]()
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+    tensors += list(model.parameters()) + list(model.buffers())
+    return sum(t.numel() * t.element_size() for t in tensors) / 2**20
+
+
+def gflop(namespace: dict) -> float:
+    """GEMM/convolution work of one forward (torch's FLOP counter, on the meta device)."""
+    with torch.device("meta"):
+        model = namespace["Model"](*namespace["get_init_inputs"]())
+        inputs = namespace["get_inputs"]()
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            model(*inputs)
+    return counter.get_total_flops() / 1e9
+
+
+def runs_on_cpu(namespace: dict) -> None:
+    """One eager forward on real CPU tensors (raises what the model raises)."""
+    torch.manual_seed(0)
+    model = namespace["Model"](*namespace["get_init_inputs"]()).eval()
+    with torch.no_grad():
+        model(*namespace["get_inputs"]())
+
+
+def smaller_options(sizes: dict[str, int]) -> list[dict[str, int]]:
+    """Ways to shrink, in order: the first constant holding the largest value that can still
+    shrink, halved alone; then every constant holding that value halved together (for sizes the
+    model needs equal)."""
+    shrinkable = [v for v in sizes.values() if v // 2 >= MIN_SIZE]
+    if not shrinkable:
+        return []
+    top = max(shrinkable)
+    first = next(n for n, v in sizes.items() if v == top)
+    alone = {**sizes, first: top // 2}
+    together = {n: (v // 2 if v == top else v) for n, v in sizes.items()}
+    return [alone] if alone == together else [alone, together]
+
+
+def scale(source: str, max_mb: float, max_gflop: float, max_steps: int = 60) -> tuple[str, str]:
+    """The scaled source and a one-line account of what changed (or ValueError with why not)."""
+    original = load(source)
+    sizes = size_constants(ast.parse(source), original)
+    scaled, namespace = source, original
+    footprint_mb(namespace)  # the problem as published must build on the meta device
+    for _ in range(max_steps):
+        if footprint_mb(namespace) <= max_mb and gflop(namespace) <= max_gflop:
+            runs_on_cpu(namespace)
+            changed = {n: f"{original[n]}->{v}" for n, v in sizes.items() if v != original[n]}
+            return scaled, ", ".join(f"{n} {c}" for n, c in changed.items()) or "unchanged"
+        for option in smaller_options(sizes):
+            try:
+                candidate = rewrite(source, option)
+                loaded = load(candidate)
+                footprint_mb(loaded)
+                gflop(loaded)
+            except Exception:  # noqa: BLE001 - this shrink breaks the model; try the next
+                continue
+            sizes, scaled, namespace = option, candidate, loaded
+            break
+        else:
+            raise ValueError("still too large, and no size constant can shrink further")
+    raise ValueError(f"still too large after {max_steps} halvings")
+
+
+def problem_number(path: Path) -> int:
+    match = re.match(r"(\d+)_", path.name)
+    return int(match.group(1)) if match else 10**6
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", type=Path, required=True,
+                        help="KernelBench's problem directory (the one holding level1, level2)")
+    parser.add_argument("--out", type=Path, required=True, help="where the scaled files go")
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--every", type=int, default=4, help="take every k-th problem")
+    parser.add_argument("--max-mb", type=float, default=16.0)
+    parser.add_argument("--max-gflop", type=float, default=0.5)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    written = skipped = 0
+    for level in args.levels:
+        folder = args.source / f"level{level}"
+        if not folder.is_dir():
+            sys.exit(f"--source {args.source}: no level{level} directory in it; give the "
+                     "directory that holds KernelBench's level1, level2, ... folders")
+        problems = sorted(folder.glob("*.py"), key=problem_number)[:: args.every]
+        for path in problems:
+            name = f"level{level}_{path.stem}"
+            try:
+                scaled, account = scale(path.read_text(), args.max_mb, args.max_gflop)
+            except Exception as exc:  # noqa: BLE001 - one problem's failure is a line, not the end
+                print(f"skip {name}: {exc}")
+                skipped += 1
+                continue
+            (args.out / f"{name}.py").write_text(
+                f"# {path.name} of KernelBench level {level}, scaled for a CPU by "
+                f"benchmarks/kernelbench_cpu.py: {account}\n" + scaled)
+            print(f"wrote {name}: {account}")
+            written += 1
+    print(f"{written} problems written to {args.out}, {skipped} skipped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
