@@ -98,7 +98,9 @@ static inline float kw_expf(float x) {
     int ni = (int)n;
     int h = ni / 2;
     float y = p * kw_pow2i(h) * kw_pow2i(ni - h);
-    return x < -103.5f ? 0.0f : (x != x ? x : y);
+    /* y * 0.0f, not 0.0f: a constant zero here stops g++ vectorising log(exp(x)) (softplus,
+       mish); y is finite and positive, so the result is the same +0.0f */
+    return x < -103.5f ? y * 0.0f : (x != x ? x : y);
 }
 static inline float kw_tanhf(float x) {
     float a = x < 0.0f ? -x : x;
