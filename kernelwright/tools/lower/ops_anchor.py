@@ -83,8 +83,9 @@ def _pool_windows(shape_in, shape_out, kernel, stride, padding, dilation):
 
 def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation, op: str,
                   ceil_mode=False, count_include_pad=True, divisor=None, with_index=False):
-    """Pooling over the trailing ``len(kernel)`` dims: one output element per work-item,
-    a loop over its window with bounds checks (padding never reads memory)."""
+    """Pooling over the trailing ``len(kernel)`` dims: one output element per work-item, a
+    loop over its window (padding never reads memory: values read clamped and selected away,
+    branch-free; the index of a max under a bounds check)."""
     nd = len(kernel)
     ct = compute_type(dtype)
     in_sp = x.shape[-nd:]
@@ -93,12 +94,10 @@ def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation
         lead, out_sp = idx[:-nd], idx[-nd:]
         starts = [k.let(f"({o.render()}) * {s} - {p}", "int")
                   for o, s, p in zip(out_sp, stride, padding, strict=True)]
-        if op == "max":
-            acc = k.var(ct, literal(-math.inf, dtype), "m")
-            arg = k.var("long long", "-1", "p")
-        else:
-            acc = k.var(ct, literal(0, dtype), "s")
-            cnt = k.var("int", "0", "c")
+        init = literal(-math.inf if op == "max" else 0, dtype)
+        acc = k.var(ct, init, "m" if op == "max" else "s")
+        arg = k.var("long long", "-1", "p") if want_index else None
+        cnt = k.var("int", "0", "c") if op != "max" else None
         loops, pos = [], []
         for d in range(nd):
             r = k.fresh("w")
@@ -107,20 +106,35 @@ def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation
             loops.append(cm)
             pos.append(k.let(f"{starts[d]} + {rv.render()} * {dilation[d]}", "int"))
         inside = " && ".join(f"{p} >= 0 && {p} < {s}" for p, s in zip(pos, in_sp, strict=True))
-        with k.block(f"if ({inside})"):
-            src = lead + [Ix.atom(p, (0, s - 1)) for p, s in zip(pos, in_sp, strict=True)]
-            v = x.load(k, src)
-            if op == "max":
+        if want_index:
+            with k.block(f"if ({inside})"):
+                v = x.load(k, lead + [Ix.atom(p, (0, s - 1))
+                                      for p, s in zip(pos, in_sp, strict=True)])
                 flat = "0"
                 for p, s in zip(pos, in_sp, strict=True):
                     flat = f"({flat}) * {s} + {p}"
                 k.emit(f"if ({v} > {acc} || {v} != {v}) {{ {acc} = {v}; {arg} = {flat}; }}")
+        else:
+            # branch-free: a clamped (always valid) read and a select, so the compiler can
+            # vectorise across outputs; padding contributes nothing
+            clamped = [k.let(f"kw_min(kw_max({p}, 0), {s - 1})", "int")
+                       for p, s in zip(pos, in_sp, strict=True)]
+            v = x.load(k, lead + [Ix.atom(c, (0, s - 1))
+                                  for c, s in zip(clamped, in_sp, strict=True)])
+            # & and |, not && and ||: short-circuits are branches to the vectoriser
+            ok = k.let(" & ".join(f"({p} >= 0) & ({p} < {s})"
+                                  for p, s in zip(pos, in_sp, strict=True)), "bool")
+            if op == "max":
+                k.emit(f"{acc} = ({ok} & (({v} > {acc}) | ({v} != {v}))) ? ({ct}){v} : {acc};")
             else:
-                k.emit(f"{acc} += ({ct}){v}; ++{cnt};")
+                k.emit(f"{acc} += {ok} ? ({ct}){v} : ({ct})0; {cnt} += {ok} ? 1 : 0;")
         for cm in reversed(loops):
             cm.__exit__(None, None, None)
+        return arg if want_index else finish(k, acc, cnt, starts)
+
+    def finish(k, acc, cnt, starts):
         if op == "max":
-            return arg if want_index else acc
+            return acc
         if divisor:
             return k.let(f"{acc} / {literal(divisor, dtype)}", ct)
         if count_include_pad:
