@@ -28,7 +28,7 @@ from langgraph.types import Command, interrupt
 from kernelwright.agents.request_parser import OfflineRequestParser, RunRequest
 from kernelwright.graphs.chat_task import revision_source
 from kernelwright.graphs.optimize import OptimizeContext, OptimizeNodes
-from kernelwright.graphs.state import RunState
+from kernelwright.graphs.state import RunState, current_profiles
 from kernelwright.spec.contract import ImplementationSpace
 from kernelwright.spec.figures import compile_sentence, verdict_sentence
 from kernelwright.spec.plan import Action, Decision, Plan, Profile, best_profile
@@ -55,7 +55,7 @@ class ChatState(RunState, total=False):
 def offered_kernel(state: ChatState) -> Profile | None:
     """The best correct kernel the user has not rejected."""
     rejected = set(state.get("rejected") or [])
-    profiles = [*(state.get("profiles") or []), *(state.get("confirmed") or [])]
+    profiles = [*current_profiles(state), *(state.get("confirmed") or [])]
     return best_profile([p for p in profiles if p.candidate_id not in rejected])
 
 
