@@ -40,6 +40,8 @@ def print_run(
     reference = state.get("reference")
     numbered = [("ref", reference)] if reference is not None else []
     numbered += [(str(i), p) for i, p in enumerate(profiles, 1)]
+    challenged = list(state.get("challenged") or [])
+    numbered += [("ch", p) for p in challenged]
     numbered += [("re", p) for p in confirmed]
     for i, p in numbered:
         frac = p.roofline.fraction if p.roofline else None
@@ -59,10 +61,13 @@ def print_run(
         say(f"  {i}. {d.action.value}: {d.reason}")
     if reference is not None:
         say("row 'ref': the reference itself, timed as a candidate (not counted in the budget)")
+    if challenged:
+        say("rows 'ch': a would-be new best, the incumbent and the reference measured again "
+            "during the search (interleaved); the search decided on these")
     if confirmed:
         say("rows 're': the top candidates re-measured before the best was named, "
             "against one reference median")
-    again = {p.candidate_id: p for p in state.get("challenged") or []}
+    again = {p.candidate_id: p for p in challenged}
     best = best_profile([*(again.get(p.candidate_id, p) for p in profiles), *confirmed])
     figures = best_figures(best, latest_reference(state))
     print_verdict(console, SimpleNamespace(
