@@ -128,14 +128,14 @@ class OptimizeNodes:
             return None
         store, candidate = self.ctx.store, reference_candidate(task)
         store.save_candidate(run_id, candidate)
-        cached = store.load_result(run_id, candidate.id)
-        if cached is not None:
+        cached = store.load_reference(run_id)
+        if cached is not None and cached["profile"]["candidate_id"] == candidate.id:
             return Profile.model_validate(cached["profile"])
         result = self.ctx.evaluate(task, candidate)
         profile = self.ctx.profiler.profile(candidate, result, plan).model_copy(
             update={"space": REFERENCE_SPACE})
-        store.save_result(run_id, candidate.id, {"result": result.model_dump(mode="json"),
-                                                  "profile": profile.model_dump(mode="json")})
+        store.save_reference(run_id, {"result": result.model_dump(mode="json"),
+                                      "profile": profile.model_dump(mode="json")})
         log.info("the reference as a candidate: %s", f"{profile.candidate_ms} ms"
                  if profile.correct else profile.error)
         return profile

@@ -99,7 +99,12 @@ def test_the_reference_is_chosen_when_every_kernel_is_slower(settings):
     state = run_state("slow", settings)
     assert state["reference"].space == "framework"
     assert state["reference"].speedup == pytest.approx(1 / 0.76)
-    summary = summarize_run(RunStore(store_root(settings, None)), "slow", state)
+    store = RunStore(store_root(settings, None))
+    # Kept apart from the budget's records: the evaluation log and results/ hold kernels only.
+    assert len(store.evaluations("slow")) == 4
+    assert len(list((store.run_dir("slow") / "results").glob("*.json"))) == 4
+    assert store.load_reference("slow")["profile"]["space"] == "framework"
+    summary = summarize_run(store, "slow", state)
     assert summary.answer == "reference" and summary.verdict == "keep_pytorch"
     assert summary.reference is not None and summary.reference.space == "framework"
     assert summary.best is not None and summary.best.origin != REFERENCE_ORIGIN
