@@ -115,8 +115,8 @@ def summarize_run(
     candidates = [_record(store, run_id, p, i) for i, p in enumerate(_unique(profiles), 1)]
     for c in candidates:
         c.finished_at = (finished or {}).get(c.candidate_id)
-    archive = _archive(store, run_id, candidates)
     _apply_remeasurement(candidates, list(state.get("challenged") or []), final=False)
+    archive = _archive(store, run_id, candidates)
     _apply_remeasurement(candidates, list(state.get("confirmed") or []))
     best = _best(candidates)
     reference = latest_reference(state)

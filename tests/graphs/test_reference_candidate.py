@@ -191,3 +191,15 @@ def test_rounds_interleave_the_candidates():
     # One reference: the median of all nine reference medians (1.1 ... 1.9 ms).
     assert [p.reference_ms for p in out] == pytest.approx([1.5, 1.5, 1.5])
     assert out[0].speedup == pytest.approx(1.5 / 0.5)
+
+
+def test_the_report_says_the_reference_was_chosen(settings):
+    from kernelwright.report.markdown import verdict_line
+
+    clock = Clock(true={1: 2.6, 2: 2.0, 3: 2.4, 4: 3.0}, ref_ms=0.76)
+    start_run(TASK, settings, run_id="md", context_factory=_team(clock))
+    summary = summarize_run(RunStore(store_root(settings, None)), "md",
+                            run_state("md", settings))
+    line = verdict_line(summary)
+    assert line.startswith("keep PyTorch (0.50x")
+    assert "answer: the reference itself (framework, 0.76 ms)" in line
