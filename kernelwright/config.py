@@ -159,7 +159,7 @@ class Settings(BaseSettings):
     )
     confirm_compile: bool = Field(True, description="time torch.compile in the re-measurement")
     confirm_rounds: int = Field(
-        3, ge=1, description="interleaved rounds of the final re-measurement (A,B,C,ref,A,...); "
+        2, ge=1, description="interleaved rounds of the final re-measurement (A,B,C,ref,A,...); "
         "the confirm_time_factor is split over them"
     )
     reference_candidate: bool = Field(

@@ -66,7 +66,8 @@ def _factory(timer: NoisyTimer, with_confirm: bool):
 
 @pytest.fixture
 def settings(tmp_path):
-    return Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", budget=7)
+    return Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", budget=7,
+                    confirm_rounds=3)
 
 
 def test_remeasurement_changes_the_winner_when_the_first_figure_was_noise(settings):
