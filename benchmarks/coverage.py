@@ -18,8 +18,11 @@ files), at a stated budget:
   the machine is shared, and a ratio measured under load says so.
 
 Budget 1 evaluates the lowered kernel as it comes (no search); a larger budget runs the
-optimisation loop (``graphs.runner.start_run``) with that many evaluations per task, whose final
-re-measurement of the top candidates times torch.compile beside them.
+optimisation loop (``graphs.runner.start_run``) with that many evaluations per task; its figures
+are the run's re-measured ones (the top candidates and the reference in interleaved rounds, with
+torch.compile beside them), and ``ref chosen`` is the share of tasks whose answer is the reference
+itself (keep PyTorch; only when the framework space is allowed). Every other column describes the
+best kernel, never the reference.
 
 ``--spaces all|custom``: the implementation spaces every task allows (custom kernels only, or
 custom kernels, vendor libraries and the framework). Each task is copied into a temporary
@@ -80,6 +83,8 @@ class Row:
     compile_ms: float | None = None
     error: str | None = None
     seconds: float = 0.0
+    answer: str | None = None  # budget > 1: "kernel" | "reference" | "none" (RunReport.answer)
+    remeasured: bool = False  # the figures come from the run's interleaved re-measurement
 
     @property
     def faster_than_eager(self) -> bool:
@@ -146,6 +151,7 @@ def evaluate_search(task: Task, backend: str, settings: Settings, row: Row) -> N
     row.reference_ms, row.candidate_ms, row.compile_ms = (
         report.reference_ms, report.candidate_ms, report.compile_ms)
     row.vs_compile, row.compile_recompiles = report.speedup_vs_compile, report.compile_recompiles
+    row.answer, row.remeasured = report.answer, report.remeasured
     if report.compile_ms and report.reference_ms:
         row.compile_speedup = report.reference_ms / report.compile_ms
 
@@ -166,6 +172,10 @@ def summarise(rows: list[Row], compile_ok: bool) -> dict:
         "compile_timed": len(vs_compile),
         "geomean_vs_eager": geomean(speedups),
         "geomean_vs_compile": geomean(vs_compile) if compile_ok else None,
+        # the share of tasks whose answer is the reference itself (keep PyTorch); budget > 1
+        "answered": sum(r.answer is not None for r in rows),
+        "reference_chosen": sum(r.answer == "reference" for r in rows),
+        "remeasured": sum(r.remeasured for r in rows),
     }
 
 
@@ -194,16 +204,23 @@ def print_report(rows: list[Row], args, settings: Settings, compile_note: str,
           f"timing: harness, interleaved, >= {settings.min_time_s:g} s per side; "
           f"torch.compile: {compile_note}")
     print(load_text(loads))
+    if args.budget > 1:
+        print(f"figures: the kernels' re-measured ones (the top {settings.confirm_top} and the "
+              f"reference in {settings.confirm_rounds} interleaved rounds); 'ref chosen': "
+              "tasks whose answer is the reference itself (keep PyTorch); the other columns "
+              "describe the best kernel")
     head = (f"{'family':16} {'tasks':>5} {'lowered':>7} {'correct':>7} {'>eager':>6} "
-            f"{'>compile':>8} {'geomean vs eager':>16} {'geomean vs compile':>18}")
+            f"{'>compile':>8} {'geomean vs eager':>16} {'geomean vs compile':>18} "
+            f"{'ref chosen':>10}")
     print(head)
     for fam, s in table(rows, compile_ok).items():
         geo = f"{s['geomean_vs_eager']:.2f}x" if s["geomean_vs_eager"] else "-"
         geo_c = f"{s['geomean_vs_compile']:.2f}x" if s["geomean_vs_compile"] else "-"
         comp = ("n/a" if s["faster_than_compile"] is None else
                 f"{s['faster_than_compile']}/{s['compile_timed']}")
+        ref = (f"{s['reference_chosen'] / s['answered']:.0%}" if s["answered"] else "-")
         print(f"{fam:16} {s['tasks']:>5} {s['lowered']:>7} {s['correct']:>7} "
-              f"{s['faster_than_eager']:>6} {comp:>8} {geo:>16} {geo_c:>18}")
+              f"{s['faster_than_eager']:>6} {comp:>8} {geo:>16} {geo_c:>18} {ref:>10}")
     failed = [r for r in rows if not r.correct]
     if failed:
         print("\nnot correct:")

@@ -158,6 +158,21 @@ class Settings(BaseSettings):
         4.0, ge=1, description="the re-measurement measures min_time_s times this per side"
     )
     confirm_compile: bool = Field(True, description="time torch.compile in the re-measurement")
+    confirm_rounds: int = Field(
+        2, ge=1, description="interleaved rounds of the final re-measurement (A,B,C,ref,A,...); "
+        "the confirm_time_factor is split over them"
+    )
+    reference_candidate: bool = Field(
+        True, description="evaluate the reference itself as a candidate when the task allows "
+        "the framework space (not counted in the budget)"
+    )
+    challenge_rounds: int = Field(
+        2, ge=0, description="interleaved rounds re-measuring a would-be new best against the "
+        "incumbent and the reference during the search (0: decide on first figures)"
+    )
+    challenge_time_factor: float = Field(
+        1.0, gt=0, description="a challenge's measuring time per side: min_time_s times this"
+    )
 
     # Worker sandbox.
     call_timeout_s: float = Field(60.0, gt=0, description="per worker call (build, verify, time)")

@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 from kernelwright.spec import Candidate
 from kernelwright.spec.peaks import MachinePeaks
 from kernelwright.spec.plan import Plan, Profile, Roofline, stats_as_dict
+from kernelwright.spec.reference import REFERENCE_ORIGIN, REFERENCE_SPACE
 from kernelwright.spec.result import EvalResult
 
 
@@ -76,6 +77,7 @@ class RooflineProfiler:
             candidate_ms=timing.candidate_ms if timing else None,
             compile_ms=timing.compile_ms if timing else None,
             compile_recompiles=timing.compile_recompiles if timing else None,
+            space=REFERENCE_SPACE if candidate.origin == REFERENCE_ORIGIN else None,
         )
 
     def __repr__(self) -> str:

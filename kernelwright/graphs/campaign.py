@@ -174,6 +174,7 @@ class _CampaignNodes:
             "best_after": out.best,
             "best_low": out.best_low,
             "best_high": out.best_high,
+            "chosen": out.chosen,
             "gain": slice_gain(before["best"], out.best, evals),
             "exhausted": out.stopped_early,
             "tokens": out.tokens,

@@ -34,6 +34,9 @@ class TaskRow(BaseModel):
     speedup_low: float | None
     speedup_high: float | None
     exhausted: bool
+    # The run's answer: "kernel", "reference" (keep PyTorch: the reference itself, measured
+    # as a candidate, beat every kernel) or "none". ``speedup`` is always the best kernel's.
+    chosen: str = "none"
 
 
 class KernelBenchMetrics(BaseModel):
@@ -111,6 +114,7 @@ def _rows(state: dict[str, Any]) -> list[TaskRow]:
                 speedup_low=r.get("best_low"),
                 speedup_high=r.get("best_high"),
                 exhausted=r.get("exhausted", False),
+                chosen=r.get("chosen", "kernel" if best is not None else "none"),
             )
         )
     return rows
@@ -133,8 +137,8 @@ def markdown_summary(summary: CampaignSummary) -> str:
         f"| ours: proven faster (low bound > 1) | {ours.proven_faster}/{kb.tasks} |",
         f"| ours: geomean over all tasks (no kernel = 1.0) | {ours.geomean_all:.3f}x |",
         "",
-        "| task | speedup [low, high] | evaluations (share) | slices | state |",
-        "|---|---|---|---|---|",
+        "| task | speedup [low, high] | chosen | evaluations (share) | slices | state |",
+        "|---|---|---|---|---|---|",
     ]
     for r in summary.rows:
         speed = (
@@ -147,7 +151,8 @@ def markdown_summary(summary: CampaignSummary) -> str:
             state = "budget spent"
         share = ours.share.get(r.task, 0.0)
         used = f"{r.evaluations} ({share:.0%})"
-        lines.append(f"| {r.task} | {speed} | {used} | {r.slices} | {state} |")
+        chosen = "keep PyTorch" if r.chosen == "reference" else r.chosen
+        lines.append(f"| {r.task} | {speed} | {chosen} | {used} | {r.slices} | {state} |")
     return "\n".join(lines) + "\n"
 
 

@@ -24,10 +24,12 @@ from typing import Any
 from kernelwright.config import Settings
 from kernelwright.graphs.optimize import build_optimize_graph
 from kernelwright.graphs.runner import finish_report
+from kernelwright.graphs.state import current_profiles
 from kernelwright.graphs.store import RunStore, open_checkpointer
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
 from kernelwright.spec.plan import best_profile
+from kernelwright.spec.reference import answer_of, chosen_label, latest_reference
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,9 @@ class SliceOutcome:
     stopped_early: bool  # the critic stopped below the target (no ideas left, roofline reached)
     tokens: int  # LLM tokens the run used so far
     cost: float | None  # LLM cost so far, USD (None: a model without a price)
+    # Which the run chose: "kernel", "reference" (the reference itself beat every kernel:
+    # keep PyTorch) or "none"; ``best`` stays the best kernel's speedup (fast_p counts kernels).
+    chosen: str = "none"
 
 
 class SliceRunner:
@@ -160,7 +165,8 @@ class SliceRunner:
 
     def _outcome(self, run_id: str, values: dict[str, Any], target: int) -> SliceOutcome:
         profiles = list(values.get("profiles") or [])
-        best = best_profile([*profiles, *(values.get("confirmed") or [])])
+        best = best_profile([*current_profiles(values), *(values.get("confirmed") or [])])
+        chosen = chosen_label(answer_of(best, latest_reference(values)))
         tokens, cost = run_usage(self.runs, run_id)
         return SliceOutcome(
             spent=len(profiles),
@@ -170,6 +176,7 @@ class SliceRunner:
             stopped_early=len(profiles) < target and not _timed_out(values),
             tokens=tokens,
             cost=cost,
+            chosen=chosen,
         )
 
 

@@ -28,11 +28,12 @@ from langgraph.types import Command, interrupt
 from kernelwright.agents.request_parser import OfflineRequestParser, RunRequest
 from kernelwright.graphs.chat_task import revision_source
 from kernelwright.graphs.optimize import OptimizeContext, OptimizeNodes
-from kernelwright.graphs.state import RunState
+from kernelwright.graphs.state import RunState, current_profiles, reference_of
 from kernelwright.spec.contract import ImplementationSpace
 from kernelwright.spec.figures import compile_sentence, verdict_sentence
 from kernelwright.spec.plan import Action, Decision, Plan, Profile, best_profile
-from kernelwright.spec.result import verdict_for
+from kernelwright.spec.reference import answer_of
+from kernelwright.spec.result import Verdict, verdict_for
 
 
 def _add(a: list, b: list) -> list:
@@ -55,7 +56,7 @@ class ChatState(RunState, total=False):
 def offered_kernel(state: ChatState) -> Profile | None:
     """The best correct kernel the user has not rejected."""
     rejected = set(state.get("rejected") or [])
-    profiles = [*(state.get("profiles") or []), *(state.get("confirmed") or [])]
+    profiles = [*current_profiles(state), *(state.get("confirmed") or [])]
     return best_profile([p for p in profiles if p.candidate_id not in rejected])
 
 
@@ -171,7 +172,7 @@ class ChatNodes:
             best_speedup=best.speedup if best else None,
             evaluations=len(state.get("profiles") or []),
         )
-        verdict, sentence = verdict_of(best)
+        verdict, sentence = verdict_of(best, reference_of(state))
         store.update_meta(run_id, verdict=verdict)
         return {"status": "done", "approved": best.candidate_id if best else None,
                 "verdict": verdict, "verdict_text": sentence}
@@ -255,9 +256,13 @@ def _rotated(plan: Plan) -> Plan:
     )
 
 
-def verdict_of(best: Profile | None) -> tuple[str, str]:
-    """The verdict of offering ``best`` and its sentence (with the medians and torch.compile)."""
-    verdict = verdict_for(best is not None, best.speedup if best else None).value
+def verdict_of(best: Profile | None, reference: Profile | None = None) -> tuple[str, str]:
+    """The verdict of offering ``best`` and its sentence (with the medians and torch.compile);
+    "keep PyTorch" when the reference itself, timed as a candidate, beat it."""
+    verdict = verdict_for(best is not None, best.speedup if best else None)
+    if verdict == Verdict.FASTER and answer_of(best, reference) is not best:
+        verdict = Verdict.KEEP_PYTORCH
+    verdict = verdict.value
     if best is None:
         return verdict, verdict_sentence(verdict, None)
     text = verdict_sentence(verdict, best.speedup, ref_ms=best.reference_ms,
@@ -286,6 +291,6 @@ def _kernel_payload(state: ChatState, best: Profile | None, spent: int) -> dict[
         "candidate_ms": best.candidate_ms,
         "compile_ms": best.compile_ms,
         "remeasured": best.remeasured,
-        "verdict": verdict_of(best)[0],
-        "verdict_text": verdict_of(best)[1],
+        "verdict": verdict_of(best, reference_of(state))[0],
+        "verdict_text": verdict_of(best, reference_of(state))[1],
     }

@@ -23,6 +23,7 @@ from kernelwright.config import LLMSettings, Settings
 from kernelwright.errors import ChatError
 from kernelwright.graphs.chat import build_chat_graph, offered_kernel
 from kernelwright.graphs.chat_task import revision_source, task_spaces
+from kernelwright.graphs.state import current_profiles
 from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
 from kernelwright.spec import Task
@@ -202,7 +203,7 @@ class ChatSession:
         """Plain lines: position, evaluations, best, last decision (``running``: a worker runs)."""
         values = self.values()
         profiles = values.get("profiles") or []
-        best = best_profile([*profiles, *(values.get("confirmed") or [])])
+        best = best_profile([*current_profiles(values), *(values.get("confirmed") or [])])
         decisions = values.get("decisions") or []
         lines = [
             f"thread {self.run_id}: {'working' if running else self.where().kind}",

@@ -6,6 +6,10 @@
                                                                           | stop
                                         confirm (re-measure the top 3) <--+ -> END
 
+The planner also evaluates the reference itself as a candidate when the task allows the
+framework space (spec/reference.py); the critic first challenges a would-be new best with a
+short interleaved re-measurement (graphs/challenge.py).
+
 Every node is idempotent: the planner keeps an existing plan, each evaluation branch first looks
 for its result in the run store (keyed by candidate hash), so a resume after a crash never
 evaluates a candidate twice nor loses a finished evaluation. Runs use ``durability="sync"``.
@@ -25,11 +29,13 @@ from langgraph.types import Send
 
 from kernelwright.agents import Coder, Critic, Planner, Profiler
 from kernelwright.config import Settings
-from kernelwright.graphs.confirm import confirm
+from kernelwright.graphs.challenge import challenge
+from kernelwright.graphs.confirm import confirm, measure_rounds
 from kernelwright.graphs.state import EvalRequest, RunState, history_of
 from kernelwright.graphs.store import RunStore
 from kernelwright.spec import Candidate, Contract, Task, derive_contract
 from kernelwright.spec.plan import Action, Profile, best_profile
+from kernelwright.spec.reference import REFERENCE_SPACE, reference_candidate
 from kernelwright.spec.result import EvalResult
 
 log = logging.getLogger(__name__)
@@ -59,6 +65,12 @@ class OptimizeContext:
     # Re-measures a candidate with more repeats (and torch.compile) in the same warm session
     # before the best is named (graphs/confirm.py); None: first figures stand.
     remeasure: Evaluator | None = None
+    # Short re-measurement of a would-be new best during the search (graphs/challenge.py);
+    # None: the search decides on first figures.
+    challenge: Evaluator | None = None
+    # Evaluate the reference itself as a candidate when the task allows the framework space
+    # (spec/reference.py; also needs settings.reference_candidate).
+    evaluate_reference: bool = False
     _tasks: dict[str, tuple[Task, Contract]] = field(default_factory=dict)
 
     def task(self, path: str) -> tuple[Task, Contract]:
@@ -105,7 +117,28 @@ class OptimizeNodes:
         store.save_plan(state["run_id"], plan.model_dump_json(indent=1), contract.render())
         store.update_meta(state["run_id"], status="running", plan=plan.strategy)
         self._persist()
-        return {"plan": plan, "round": 0, "status": "running"}
+        reference = self._reference(state["run_id"], task, contract, plan)
+        return {"plan": plan, "round": 0, "status": "running", "reference": reference}
+
+    def _reference(self, run_id: str, task: Task, contract: Contract, plan) -> Profile | None:
+        """The reference itself, evaluated as a candidate by the same harness (not counted in
+        the budget), when the task allows the framework space; None otherwise."""
+        if not (self.ctx.evaluate_reference and self.ctx.settings.reference_candidate
+                and contract.allows("framework")):
+            return None
+        store, candidate = self.ctx.store, reference_candidate(task)
+        store.save_candidate(run_id, candidate)
+        cached = store.load_reference(run_id)
+        if cached is not None and cached["profile"]["candidate_id"] == candidate.id:
+            return Profile.model_validate(cached["profile"])
+        result = self.ctx.evaluate(task, candidate)
+        profile = self.ctx.profiler.profile(candidate, result, plan).model_copy(
+            update={"space": REFERENCE_SPACE})
+        store.save_reference(run_id, {"result": result.model_dump(mode="json"),
+                                      "profile": profile.model_dump(mode="json")})
+        log.info("the reference as a candidate: %s", f"{profile.candidate_ms} ms"
+                 if profile.correct else profile.error)
+        return profile
 
     def coder(self, state: RunState) -> dict:
         return self._propose(state, self.ctx.coder.propose, self.ctx.choose_parent)
@@ -163,8 +196,11 @@ class OptimizeNodes:
         return {"profiles": [profile]}
 
     def critic(self, state: RunState) -> dict:
-        history = history_of(state)
         size = len(state.get("pending") or [])
+        challenged = self._challenge(state, size)
+        if challenged:
+            state = {**state, "challenged": [*(state.get("challenged") or []), *challenged]}
+        history = history_of(state)
         history = history.model_copy(update={"round_sizes": [*history.round_sizes, size]})
         elapsed = time.time() - state.get("started", time.time())
         decision = self.ctx.critic.decide(state["plan"], history, elapsed)
@@ -178,8 +214,24 @@ class OptimizeNodes:
             evaluations=history.spent,
         )
         self._persist()
-        update = {"decisions": [decision], "round_sizes": [size], "pending": []}
+        update = {"decisions": [decision], "round_sizes": [size], "pending": [],
+                  "challenged": challenged}
         return {**update, "status": "done"} if done else update
+
+    def _challenge(self, state: RunState, size: int) -> list[Profile]:
+        """Re-measure this round's would-be new best against the incumbent and the
+        reference before the search decides (graphs/challenge.py)."""
+        rounds = self.ctx.settings.challenge_rounds
+        if self.ctx.challenge is None or rounds <= 0 or size <= 0:
+            return []
+        history = history_of(state)
+        task, _ = self.ctx.task(state["task_path"])
+        run_id, store, plan = state["run_id"], self.ctx.store, state["plan"]
+        return challenge(
+            history.profiles, size, history.reference,
+            lambda cid: store.load_candidate(run_id, cid),
+            lambda cands: measure_rounds(task, plan, cands, rounds, self.ctx.challenge,
+                                         self.ctx.profiler.profile))
 
     def confirm(self, state: RunState) -> dict:
         """Re-measure the top candidates before the best is named (graphs/confirm.py)."""
@@ -188,9 +240,15 @@ class OptimizeNodes:
             return {"confirmed": []}
         task, _ = self.ctx.task(state["task_path"])
         run_id, store = state["run_id"], self.ctx.store
-        confirmed = confirm(task, state["plan"], list(state.get("profiles") or []), n,
+        history = history_of({**state, "confirmed": []})  # first figures or challenged ones
+        reference = history.reference
+        confirmed = confirm(task, state["plan"], history.profiles, n,
                             lambda cid: store.load_candidate(run_id, cid), self.ctx.remeasure,
-                            self.ctx.profiler.profile)
+                            self.ctx.profiler.profile,
+                            reference=(store.load_candidate(run_id, reference.candidate_id)
+                                       if reference is not None and reference.correct
+                                       else None),
+                            rounds=self.ctx.settings.confirm_rounds)
         best = best_profile([*(state.get("profiles") or []), *confirmed])
         store.update_meta(run_id, best_speedup=best.speedup if best else None)
         self._persist()

@@ -40,7 +40,8 @@ from kernelwright.graphs.summary_models import (
 )
 from kernelwright.spec.peaks import MachinePeaks
 from kernelwright.spec.plan import Profile
-from kernelwright.spec.result import Level, verdict_for
+from kernelwright.spec.reference import answer_of, chosen_label, latest_reference
+from kernelwright.spec.result import Level, Verdict, verdict_for
 
 __all__ = [
     "AgentUsage",
@@ -114,9 +115,15 @@ def summarize_run(
     candidates = [_record(store, run_id, p, i) for i, p in enumerate(_unique(profiles), 1)]
     for c in candidates:
         c.finished_at = (finished or {}).get(c.candidate_id)
+    _apply_remeasurement(candidates, list(state.get("challenged") or []), final=False)
     archive = _archive(store, run_id, candidates)
     _apply_remeasurement(candidates, list(state.get("confirmed") or []))
     best = _best(candidates)
+    reference = latest_reference(state)
+    answer = answer_of(best, reference)
+    verdict = verdict_for(best is not None, best.speedup if best else None)
+    if verdict == Verdict.FASTER and answer is not best:
+        verdict = Verdict.KEEP_PYTORCH  # the reference itself, timed as a candidate, won
     return RunSummary(
         run_id=run_id,
         task=str(meta.get("task", "?")),
@@ -139,20 +146,23 @@ def summarize_run(
         archive=archive,
         usage=_usage(store, run_id),
         decisions=[f"{d.action.value}: {d.reason}" for d in state.get("decisions") or []],
-        verdict=verdict_for(best is not None, best.speedup if best else None).value,
+        verdict=verdict.value,
+        answer=chosen_label(answer),
+        reference=_record(store, run_id, reference, 0) if reference is not None else None,
     )
 
 
-def _apply_remeasurement(candidates: list[CandidateRecord], confirmed: list[Profile]) -> None:
-    """Give the re-measured candidates their final figures (graphs/confirm.py): the first
-    figures stay in the run store's results; a candidate that failed its re-measurement is
-    no longer correct."""
+def _apply_remeasurement(candidates: list[CandidateRecord], confirmed: list[Profile],
+                         final: bool = True) -> None:
+    """Give the re-measured candidates their latest figures (a challenge during the search,
+    then the final re-measurement, graphs/confirm.py): the first figures stay in the run
+    store's results; a candidate that failed its re-measurement is no longer correct."""
     by_id = {c.candidate_id: c for c in candidates}
     for p in confirmed:
         c = by_id.get(p.candidate_id)
         if c is None:
             continue
-        c.remeasured = True
+        c.remeasured = c.remeasured or final
         c.correct = c.correct and p.correct
         if p.correct:
             c.speedup, c.speedup_low, c.speedup_high = p.speedup, p.speedup_low, p.speedup_high
@@ -210,6 +220,7 @@ def _record(store: RunStore, run_id: str, p: Profile, order: int) -> CandidateRe
         reference_ms=p.reference_ms,
         candidate_ms=p.candidate_ms,
         compile_ms=p.compile_ms,
+        space=p.space,
     )
 
 

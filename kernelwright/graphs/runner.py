@@ -13,6 +13,7 @@ from kernelwright.config import LLMSettings, Settings
 from kernelwright.errors import RunStoreError
 from kernelwright.graphs.hierarchy import R3Search
 from kernelwright.graphs.optimize import build_optimize_graph, recursion_limit
+from kernelwright.graphs.state import current_profiles, history_of, reference_of
 from kernelwright.graphs.store import (  # noqa: F401  (store_root, run_state: re-exported)
     RunStore,
     new_run_id,
@@ -56,6 +57,11 @@ class RunReport(BaseModel):
     speedup_vs_compile: float | None = None  # compile_ms / candidate_ms (> 1: kernel faster)
     compile_recompiles: int | None = None
     remeasured: bool = False  # the best's figures come from the final re-measurement
+    # Which the run chose: "kernel" (best_candidate), "reference" (the task's own Model,
+    # measured as a candidate when the framework space is allowed: keep PyTorch) or "none".
+    # best_* and the fields above always describe the best kernel, never the reference.
+    answer: str = "none"
+    reference_candidate_ms: float | None = None  # the reference's own median as a candidate
 
 
 def start_run(
@@ -167,8 +173,9 @@ def finish_report(
     """Save the best candidate (and the final archive of a hierarchical run); idempotent."""
     profiles: list[Profile] = list(values.get("profiles") or [])
     if runs.archive_path(run_id).exists():
-        R3Search(runs, run_id, settings).archive(profiles)
-    best = best_profile([*profiles, *(values.get("confirmed") or [])])
+        R3Search(runs, run_id, settings).archive(history_of(values).profiles)
+    best = best_profile([*current_profiles(values), *(values.get("confirmed") or [])])
+    reference = reference_of(values)
     reason = stop_reason(values, profiles, best)
     kernel_path = None
     if best is not None:
@@ -195,7 +202,7 @@ def finish_report(
         best_candidate=best.candidate_id if best else None,
         store=str(runs.root),
         reason=reason,
-        **best_figures(best),
+        **best_figures(best, reference),
     )
 
 

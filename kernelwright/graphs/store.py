@@ -154,6 +154,15 @@ class RunStore:
         path = self.run_dir(run_id) / RESULTS / f"{candidate_id}.json"
         return json.loads(path.read_text()) if path.exists() else None
 
+    def save_reference(self, run_id: str, record: dict[str, Any]) -> None:
+        """The reference-as-a-candidate's result and profile (spec/reference.py): kept apart
+        from ``results/`` and the evaluation log, which count the kernels of the budget."""
+        _atomic_write(self.run_dir(run_id) / "reference.json", json.dumps(record))
+
+    def load_reference(self, run_id: str) -> dict[str, Any] | None:
+        path = self.run_dir(run_id) / "reference.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
     def log_evaluation(self, run_id: str, candidate_id: str) -> None:
         with open(self.run_dir(run_id) / EVALUATIONS, "a") as fh:
             fh.write(f"{time.time():.3f} {os.getpid()} {candidate_id}\n")

@@ -44,6 +44,7 @@ class CandidateRecord(BaseModel):
     candidate_ms: float | None = None
     compile_ms: float | None = None  # torch.compile, same inputs and clock (None: not timed)
     remeasured: bool = False  # figures from the final re-measurement (graphs/confirm.py)
+    space: str | None = None  # "framework" for the reference itself (spec/reference.py)
 
 
 class VariantEvidence(BaseModel):
@@ -137,6 +138,10 @@ class RunSummary(BaseModel):
     decisions: list[str] = Field(default_factory=list)
     # "faster" | "keep_pytorch" | "no_correct_kernel" (kernelwright.spec.Verdict); None: unknown
     verdict: str | None = None
+    # Which the run chose: "kernel" (best), "reference" (keep PyTorch) or "none"; the
+    # reference itself, timed as a candidate (space framework, not in the budget), or None.
+    answer: str | None = None
+    reference: CandidateRecord | None = None
 
     @property
     def outcome(self) -> str:

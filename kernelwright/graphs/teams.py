@@ -66,6 +66,10 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
             remeasure=lambda task, cand: evaluate(
                 task, cand, settings=confirm_settings(settings), pool=pool
             ),
+            challenge=lambda task, cand: evaluate(
+                task, cand, settings=challenge_settings(settings), pool=pool
+            ),
+            evaluate_reference=True,
             batch_size=settings.max_concurrent_evals * 2,
             persist=persist,
             search=search.inner if search is not None else None,
@@ -74,12 +78,25 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
 
 
 def confirm_settings(settings: Settings) -> Settings:
-    """The final re-measurement's settings: longer timing, torch.compile beside it."""
+    """The final re-measurement's settings, per round: ``confirm_time_factor`` times the
+    measuring time split over ``confirm_rounds`` rounds, torch.compile beside it."""
+    factor = max(1.0, settings.confirm_time_factor / settings.confirm_rounds)
     return settings.model_copy(
         update={
-            "min_time_s": settings.min_time_s * settings.confirm_time_factor,
+            "min_time_s": settings.min_time_s * factor,
             "time_compile": settings.time_compile or settings.confirm_compile,
+            "seeds": 1,  # correct on every seed already; each round still checks every
+            # shape variant and the outputs of timed calls
         }
+    )
+
+
+def challenge_settings(settings: Settings) -> Settings:
+    """A challenge's settings (graphs/challenge.py): short, without torch.compile, one seed
+    (the candidate was verified on every seed by its first evaluation)."""
+    return settings.model_copy(
+        update={"min_time_s": settings.min_time_s * settings.challenge_time_factor,
+                "time_compile": False, "seeds": 1}
     )
 
 

@@ -196,8 +196,13 @@ def print_report(console: Console, report: Any) -> None:
     )
     if r.roofline_fraction is not None:
         console.print(f"roofline: {r.roofline_fraction:.1%} of this machine's bound")
+    if getattr(r, "answer", None) == "reference":
+        ref_ms = getattr(r, "reference_candidate_ms", None)
+        console.print(Text("answer: the reference itself (framework space"
+                           + (f", {ref_ms:.3f} ms as a candidate" if ref_ms else "")
+                           + "): keep PyTorch", style="red"), soft_wrap=True)
     what = ("best candidate module" if getattr(r, "verdict", "faster") == "faster" else
-            "fastest correct kernel (not recommended: slower than eager)")
+            "fastest correct kernel (not recommended: not faster than eager)")
     console.print(f"evaluations: {r.evaluations}; {what}: {r.kernel_path}",
                   markup=False, soft_wrap=True)  # a path is copied: never wrapped
     if reason:

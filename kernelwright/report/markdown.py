@@ -64,7 +64,11 @@ def verdict_line(run: RunSummary) -> str:
     times = [f"{name} {ms_text(v)}" for name, v in
              (("eager", b.reference_ms), ("kernel", b.candidate_ms),
               ("torch.compile", b.compile_ms)) if v is not None]  # fmt: skip
-    return f"{words} ({_speed(b.speedup)}" + (f": {', '.join(times)})" if times else ")")
+    line = f"{words} ({_speed(b.speedup)}" + (f": {', '.join(times)})" if times else ")")
+    ref = run.reference
+    if run.answer == "reference" and ref is not None:
+        line += f"; answer: the reference itself (framework, {_ms(ref.candidate_ms)})"
+    return line
 
 
 def _row(run: RunSummary) -> str:

@@ -14,6 +14,7 @@ from kernelwright.graphs.store import RunStore, run_state, store_root
 from kernelwright.report.console import aligned, print_verdict, speedup_text
 from kernelwright.spec.figures import best_figures
 from kernelwright.spec.plan import best_profile
+from kernelwright.spec.reference import latest_reference
 
 
 def print_run(
@@ -36,14 +37,18 @@ def print_run(
     confirmed = list(state.get("confirmed") or [])
     rows = [("#", "candidate", "origin", "verdict", "speedup [IQR]", "eager / kernel ms",
              "roofline", "flags")]
-    numbered = [(str(i), p) for i, p in enumerate(profiles, 1)]
+    reference = state.get("reference")
+    numbered = [("ref", reference)] if reference is not None else []
+    numbered += [(str(i), p) for i, p in enumerate(profiles, 1)]
+    challenged = list(state.get("challenged") or [])
+    numbered += [("ch", p) for p in challenged]
     numbered += [("re", p) for p in confirmed]
     for i, p in numbered:
         frac = p.roofline.fraction if p.roofline else None
         rows.append((
             i,
             p.candidate_id,
-            p.origin or "-",
+            f"{p.origin} ({p.space})" if p.space else (p.origin or "-"),
             "correct" if p.correct else f"level {p.level}",
             speedup_text(p.speedup, p.speedup_low, p.speedup_high),
             _ms_pair(p),
@@ -54,14 +59,23 @@ def print_run(
     say("decisions:")
     for i, d in enumerate(state.get("decisions") or [], 1):
         say(f"  {i}. {d.action.value}: {d.reason}")
+    if reference is not None:
+        say("row 'ref': the reference itself, timed as a candidate (not counted in the budget)")
+    if challenged:
+        say("rows 'ch': a would-be new best, the incumbent and the reference measured again "
+            "during the search (interleaved); the search decided on these")
     if confirmed:
         say("rows 're': the top candidates re-measured before the best was named, "
             "against one reference median")
-    best = best_profile([*profiles, *confirmed])
+    again = {p.candidate_id: p for p in challenged}
+    best = best_profile([*(again.get(p.candidate_id, p) for p in profiles), *confirmed])
+    figures = best_figures(best, latest_reference(state))
     print_verdict(console, SimpleNamespace(
         correct=best is not None, best_speedup=best.speedup if best else None,
         speedup_low=best.speedup_low if best else None,
-        speedup_high=best.speedup_high if best else None, **best_figures(best)))
+        speedup_high=best.speedup_high if best else None, **figures))
+    if figures["answer"] == "reference":
+        say("answer: the reference itself (framework space); the best kernel follows")
     if best is None:
         return
     say(

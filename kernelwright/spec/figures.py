@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelwright.spec.reference import answer_of, chosen_label
 from kernelwright.spec.result import Verdict, verdict_for
 
 
@@ -59,11 +60,19 @@ def compile_sentence(compile_ms: float | None, cand_ms: float | None,
             f"({ratio:.2f}x){again}")
 
 
-def best_figures(best: Any) -> dict[str, Any]:
-    """The verdict and the medians behind a run's best (the fields every surface shows)."""
+def best_figures(best: Any, reference: Any = None) -> dict[str, Any]:
+    """The verdict and the medians behind a run's best kernel (the fields every surface
+    shows). With ``reference`` (the reference itself measured as a candidate), ``answer``
+    says which the run chose (``spec.reference.answer_of``): a kernel that does not beat it is
+    "keep PyTorch" even when its ratio over the eager runner was above 1."""
     verdict = verdict_for(best is not None, best.speedup if best else None)
+    answer = answer_of(best, reference)
+    if verdict == Verdict.FASTER and answer is not best:
+        verdict = Verdict.KEEP_PYTORCH
+    chosen = {"answer": chosen_label(answer),
+              "reference_candidate_ms": reference.candidate_ms if reference else None}
     if best is None:
-        return {"verdict": verdict.value}
+        return {"verdict": verdict.value, **chosen}
     vs_compile = (best.compile_ms / best.candidate_ms
                   if best.compile_ms and best.candidate_ms else None)
     return {
@@ -74,4 +83,5 @@ def best_figures(best: Any) -> dict[str, Any]:
         "speedup_vs_compile": vs_compile,
         "compile_recompiles": best.compile_recompiles,
         "remeasured": best.remeasured,
+        **chosen,
     }

@@ -104,6 +104,8 @@ class Profile(BaseModel):
     compile_ms: float | None = None  # torch.compile of the reference, same inputs and clock
     compile_recompiles: int | None = None
     remeasured: bool = False  # figures from the final re-measurement of the top candidates
+    challenged: bool = False  # figures from a re-measurement during the search (a challenge)
+    space: str | None = None  # "framework" for the reference itself (spec/reference.py)
 
     @model_validator(mode="before")
     @classmethod
@@ -156,6 +158,7 @@ class History(BaseModel):
     best: Profile | None = None
     parent: Profile | None = None  # the outer level's chosen parent (else the coder uses best)
     last_decision: Decision | None = None
+    reference: Profile | None = None  # the reference itself as a candidate (spec/reference.py)
 
 
 def best_profile(profiles: list[Profile], prefer_remeasured: bool = True) -> Profile | None:
@@ -166,8 +169,10 @@ def best_profile(profiles: list[Profile], prefer_remeasured: bool = True) -> Pro
     ``candidate_ms`` (the same task, the same inputs), else by ``speedup``. Re-measured
     profiles (the final, interleaved re-measurement of the top candidates) outrank first
     figures: when any is re-measured, the best is chosen among those only (unless
-    ``prefer_remeasured`` is false: a search still running compares all by their own times)."""
-    correct = [p for p in profiles if p.correct and p.speedup is not None]
+    ``prefer_remeasured`` is false: a search still running compares all by their own times).
+    The reference itself (``spec.reference``) is never the best kernel."""
+    correct = [p for p in profiles if p.correct and p.speedup is not None
+               and p.origin != "reference"]  # the best kernel: the reference is not one
     if prefer_remeasured and any(p.remeasured for p in correct):
         correct = [p for p in correct if p.remeasured]
     if not correct:

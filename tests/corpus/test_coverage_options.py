@@ -93,3 +93,19 @@ def test_smoke_on_two_tiny_tasks_at_budget_1(kb_dir, tmp_path):
     for row in report["rows"]:
         assert row["candidate_ms"] > 0 and row["reference_ms"] > 0
         assert row["compile_ms"] is not None and row["compile_recompiles"] == 0
+
+
+def test_share_of_tasks_whose_answer_is_the_reference(capsys):
+    cov = _coverage()
+    rows = [cov.Row(task="a", family="gemm", correct=True, speedup=0.5, answer="reference"),
+            cov.Row(task="b", family="gemm", correct=True, speedup=1.5, answer="kernel"),
+            cov.Row(task="c", family="rows", correct=True, speedup=0.9, answer="reference")]
+    table = cov.table(rows, compile_ok=False)
+    assert (table["gemm"]["reference_chosen"], table["gemm"]["answered"]) == (1, 2)
+    assert (table["total"]["reference_chosen"], table["total"]["answered"]) == (2, 3)
+    # The speedups stay the kernels' own: the reference's ~1.0x never enters the geomean.
+    assert table["gemm"]["geomean_vs_eager"] == pytest.approx((0.5 * 1.5) ** 0.5)
+    args = cov.parse(["--budget", "8"])
+    cov.print_report(rows, args, cov.Settings(budget=8), "off", [])
+    out = capsys.readouterr().out
+    assert "ref chosen" in out and "50%" in out and "100%" in out
