@@ -137,6 +137,7 @@ def _var(b: Builder, x: Node, dims, correction, keep: bool, dtype, sqrt: bool = 
 
     s = reduce(b, x, dims, "sum", keep, rdtype, body=sq)
     s.deps.append(mean)
+    s.centred = mean.deps[0]
     denom = max(0, count - correction)
     fn = (lambda k, v: k.call("sqrt", ct, f"{v[0]} / {literal(denom, rdtype)}")) if sqrt \
         else (lambda k, v: f"({v[0]} / {literal(denom, rdtype)})")
@@ -223,6 +224,7 @@ def softmax(b: Builder, x: Node, dim: int, dtype: torch.dtype, log: bool) -> Nod
         s = reduce(b, x, d, "sum", True, dtype, body=lambda k, idx: k.let(
             k.call("exp", ct, shifted(k, idx)), ct))
         s.deps.append(mx)
+        s.online = mx
 
         def out_log(k, idx):
             z = shifted(k, idx)
@@ -236,6 +238,7 @@ def softmax(b: Builder, x: Node, dim: int, dtype: torch.dtype, log: bool) -> Nod
         k.call("exp", ct, shifted(k, idx)), ct)))
     s = reduce(b, ex, d, "sum", True, dtype)
     s.direct = ex
+    s.online = mx
 
     def out(k, idx):
         t = s.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
