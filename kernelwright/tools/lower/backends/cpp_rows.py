@@ -10,6 +10,8 @@ Parameters of a C++ row group (all optional; every combination is correct by con
   from memory once and from L1 the second time.
 - ``lanes``: 0 lets ``#pragma omp simd reduction`` vectorise; 8 or 16 keep that many partial
   results (independent accumulators) per reduction (``emit.rows._reduce_lanes``).
+  Arg-reductions always run in lanes (8 for ``lanes=0``), first index on ties
+  (``cpp_arg``).
 - ``simdlen``: the ``simdlen`` clause of the simd loops (0: the compiler's choice).
 - A row group with a single row (a full reduction) runs its sweeps on the whole OpenMP team
   (``omp parallel for reduction``: per-thread partial results, combined by the runtime) when
@@ -21,6 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from kernelwright.tools.lower.backends.cpp_arg import arg_lanes_fit, reduce_arg_lanes
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dtypes import literal
 from kernelwright.tools.lower.emit.common import index_vars, store_node, write_epilogue
@@ -139,7 +142,10 @@ def cpp_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str,
 
 def _reduce(k: KernelCtx, r: Reduction, outer: list[Ix], plan: RowPlan) -> None:
     acc, pos = r.init(k)
-    if (plan.lanes > 1 and not plan.full_team and pos is None and r.op in LANE_OPS
+    # arg-reductions have no omp simd form: lanes 0 means 8 lanes for them
+    if pos is not None and not plan.full_team and arg_lanes_fit(r, plan.lanes or 8):
+        reduce_arg_lanes(k, r, outer, acc, pos, plan.lanes or 8)
+    elif (plan.lanes > 1 and not plan.full_team and pos is None and r.op in LANE_OPS
             and r.acc_ctype() == "float" and r.red_sizes and r.red_sizes[-1] >= plan.lanes):
         k.lanes = plan.lanes
         _reduce_lanes(k, r, outer, acc)
