@@ -30,8 +30,9 @@ def reduce_arg_lanes(k: KernelCtx, r: Reduction, outer: list[Ix], acc: str, pos:
     ct, V = r.acc_ctype(), lanes
     lv, li = k.fresh("lv"), k.fresh("li")
     k.emit(f"{ct} {lv}[{V}];")
-    k.emit(f"long long {li}[{V}];")
-    k.emit(f"for (int e = 0; e < {V}; ++e) {{ {lv}[e] = {acc}; {li}[e] = {pos}; }}")
+    it = k.idx_type  # positions of one row fit the kernel's index type
+    k.emit(f"{it} {li}[{V}];")
+    k.emit(f"for (int e = 0; e < {V}; ++e) {{ {lv}[e] = {acc}; {li}[e] = ({it}){pos}; }}")
     sizes = r.red_sizes
     opened, rv = [], []
     for s in sizes[:-1]:
@@ -43,22 +44,30 @@ def reduce_arg_lanes(k: KernelCtx, r: Reduction, outer: list[Ix], acc: str, pos:
     j, e, rj = k.fresh("j"), k.fresh("e"), k.fresh("rj")
     assert r.body is not None
 
-    def element(ix: Ix, into_v: str, into_i: str) -> None:
+    def element(ix: Ix, into_v: str, into_i: str, select: bool) -> None:
         idx = r.full_index(outer, rv + [ix])
         v = k.let(f"(({ct}){r.body(k, idx)})", ct)
         flat = linear([idx[d] for d in r.red_dims], tuple(sizes)).render()
-        f = k.let(f"(long long)({flat})", "long long")
-        with k.block(f"if ({_better(r, v, f, into_v, into_i, False)})"):
+        f = k.let(f"({it})({flat})", it)
+        better = _better(r, v, f, into_v, into_i, False)
+        if select:  # selects, not branches: the lane loop vectorises
+            c = k.let(f"({better})", "bool")
+            k.emit(f"{into_v} = {c} ? {v} : {into_v};")
+            k.emit(f"{into_i} = {c} ? {f} : {into_i};")
+            return
+        with k.block(f"if ({better})"):
             k.emit(f"{into_v} = {v};")
             k.emit(f"{into_i} = {f};")
 
     with k.block(f"for (int {j} = 0; {j} < {full}; {j} += {V})"):
+        if k.simd:
+            k.emit("#pragma omp simd")
         with k.block(f"for (int {e} = 0; {e} < {V}; ++{e})"):
             k.emit(f"const int {rj} = {j} + {e};")
-            element(Ix.atom(rj, (0, n - 1)), f"{lv}[{e}]", f"{li}[{e}]")
+            element(Ix.atom(rj, (0, n - 1)), f"{lv}[{e}]", f"{li}[{e}]", True)
     if full < n:
         with k.block(f"for (int {rj} = {full}; {rj} < {n}; ++{rj})"):
-            element(Ix.atom(rj, (0, n - 1)), acc, pos)
+            element(Ix.atom(rj, (0, n - 1)), acc, pos, False)
     for cm in reversed(opened):
         cm.__exit__(None, None, None)
     with k.block(f"for (int {e} = 0; {e} < {V}; ++{e})"):

@@ -88,7 +88,9 @@ class RowPlan:
             last = j == len(sizes) - 1
             name = k.fresh("r")
             if par and j == 0:
-                kind = " simd" if last else ""
+                # the leading dims collapsed: enough iterations to share out
+                kind = " simd" if last else f" collapse({len(sizes) - 1})" if len(sizes) > 2 \
+                    else ""
                 k.emit(f"#pragma omp parallel for{kind}{simd}"
                        f"{self.simdlen if last else ''} schedule(static)")
             elif last and simd is not None and k.simd:
