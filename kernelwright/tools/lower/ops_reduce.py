@@ -226,12 +226,17 @@ def softmax(b: Builder, x: Node, dim: int, dtype: torch.dtype, log: bool) -> Nod
         s.deps.append(mx)
         s.online = mx
 
+        # log of the row's sum: a node of the row's (keepdim) shape, so a row emitter may
+        # compute it once per row (cpp_rows hoists such row invariants)
+        lse = b.add(Pointwise(tuple(s.shape), dtype, [s], cost=2, fn=lambda k, idx: k.let(
+            k.call("log", ct, s.load(k, idx)), ct)))
+
         def out_log(k, idx):
             z = shifted(k, idx)
-            t = s.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
-            return k.let(f"({z} - {k.call('log', ct, t)})", ct)
+            t = lse.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
+            return k.let(f"({z} - {t})", ct)
 
-        return b.add(Pointwise(tuple(x.shape), dtype, [x, mx, s], fn=out_log, cost=4))
+        return b.add(Pointwise(tuple(x.shape), dtype, [x, mx, lse], fn=out_log, cost=4))
     # exp(x - max) is a node of its own that the sum reads directly, so the row group can
     # keep each exponential in the output and scale it there (one exp per element, not two)
     ex = b.add(Pointwise(tuple(x.shape), dtype, [x, mx], cost=2, fn=lambda k, idx: k.let(

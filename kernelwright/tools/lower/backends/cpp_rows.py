@@ -128,6 +128,7 @@ def cpp_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str,
         for r in grp.main:
             _reduce(k, r, outer, plan)
     if grp.epilogue:
+        _hoist_row_invariants(k, grp, outer)
         if k.stash is None:
             plan.loops(k, dom.red_sizes, lambda rv: write_epilogue(
                 k, dom.src_shape, dom.full_index(outer, rv), grp.epilogue, names), "")
@@ -140,6 +141,23 @@ def cpp_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str,
         idx = unravel(linear(outer, outer_shape), e.shape)
         store_node(k, e, names, idx, e.load(k, idx))
     return n_outer
+
+
+def _hoist_row_invariants(k: KernelCtx, grp: Group, outer: list[Ix]) -> None:
+    """Compute the epilogue's operands of the row's keepdim shape (a norm's mean and rstd,
+    log-softmax's log of the sum) once per row, before the loops: a scalar call left inside
+    a simd loop (``kw_logf``) keeps g++ from vectorising it."""
+    dom: Reduction = grp.domain  # type: ignore[assignment]
+    keep = tuple(1 if i in dom.red_dims else s for i, s in enumerate(dom.src_shape))
+    it = iter(outer)
+    idx = [Ix.c(0) if i in dom.red_dims else next(it) for i in range(len(keep))]
+    done: set[int] = set()
+    for e in grp.epilogue:
+        for d in e.deps:
+            if (d.kind == "pointwise" and d.id not in done and d.id not in k.realized
+                    and tuple(d.shape) == keep and len(keep) > 0):
+                done.add(d.id)
+                k.bind(d, d.key(idx), d.load(k, idx))
 
 
 def _reduce(k: KernelCtx, r: Reduction, outer: list[Ix], plan: RowPlan) -> None:
