@@ -10,6 +10,7 @@ from kernelwright.tools.lower.backends.cpp_conv import conv_body_cpp
 from kernelwright.tools.lower.backends.cpp_gemm import gemm_body_cpp
 from kernelwright.tools.lower.backends.cpp_packed import packed_gemm_cpp, uses_packed
 from kernelwright.tools.lower.backends.cpp_rows import RowPlan, cpp_rows_body, row_space
+from kernelwright.tools.lower.backends.cpp_scan import SCAN_BLOCKS, blocked_scan_cpp
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import CPP
 from kernelwright.tools.lower.emit.common import (
@@ -92,6 +93,17 @@ class CppCodegen(Codegen):
             return pointwise_rows_cpp(k, node, names, "u", int(params.get("simdlen", 0)))
         return super().emit_pointwise(k, grp, names, params)
 
+    def emit_scan(self, k: KernelCtx, grp: Group, names: dict[int, str],
+                  params: dict[str, Any]) -> int:
+        team = self._team(str(params.get("threads", "auto")), work_of(grp))
+        s = grp.main[0]
+        # default: blocked only where it buys threads (a single long line on the team)
+        single = s.numel == s.shape[s.dim] >= 2 * SCAN_BLOCKS[-1]  # type: ignore[attr-defined]
+        block = int(params.get("scan_block", SCAN_BLOCKS[-1] if single and team else 0))
+        if block <= 0:
+            return super().emit_scan(k, grp, names, params)
+        return blocked_scan_cpp(k, grp, names, "u", block, team)
+
     def emit_gemm(self, k: KernelCtx, grp: Group, names: dict[int, str],
                   params: dict[str, Any]) -> int:
         return gemm_body_cpp(k, grp, names, "u", int(params.get("rm", 4)),
@@ -130,6 +142,8 @@ class CppCodegen(Codegen):
             space.update(row_space(grp))
         if grp.kind == "pointwise":
             space["simdlen"] = list(SIMDLEN_CHOICES)
+        if grp.kind == "scan":
+            space["scan_block"] = list(SCAN_BLOCKS)  # 0: a line per unit; else blocked
         if grp.kind == "gemm":
             space["form"] = ["auto", "nvec", "kdot"]
             space.update(gemm_choices())  # the packed micro-kernel: algo and its blocking
