@@ -9,7 +9,12 @@ from kernelwright.tools.lower.backends.base import CHOICES, Codegen, register
 from kernelwright.tools.lower.backends.cpp_conv import conv_body_cpp
 from kernelwright.tools.lower.backends.cpp_gemm import gemm_body_cpp
 from kernelwright.tools.lower.backends.cpp_packed import packed_gemm_cpp, uses_packed
-from kernelwright.tools.lower.backends.cpp_rows import RowPlan, cpp_rows_body, row_space
+from kernelwright.tools.lower.backends.cpp_rows import (
+    ROW_DEFAULTS,
+    RowPlan,
+    cpp_rows_body,
+    row_space,
+)
 from kernelwright.tools.lower.backends.cpp_scan import SCAN_BLOCKS, blocked_scan_cpp
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import CPP
@@ -96,10 +101,7 @@ class CppCodegen(Codegen):
     def emit_scan(self, k: KernelCtx, grp: Group, names: dict[int, str],
                   params: dict[str, Any]) -> int:
         team = self._team(str(params.get("threads", "auto")), work_of(grp))
-        s = grp.main[0]
-        # default: blocked only where it buys threads (a single long line on the team)
-        single = s.numel == s.shape[s.dim] >= 2 * SCAN_BLOCKS[-1]  # type: ignore[attr-defined]
-        block = int(params.get("scan_block", SCAN_BLOCKS[-1] if single and team else 0))
+        block = int(params.get("scan_block", 0))
         if block <= 0:
             return super().emit_scan(k, grp, names, params)
         return blocked_scan_cpp(k, grp, names, "u", block, team)
@@ -152,6 +154,18 @@ class CppCodegen(Codegen):
             space.update(gemm_choices())
             space["algo"] = ["gemm", "direct"]
         return space
+
+    def group_defaults(self, grp: Group) -> dict[str, Any]:
+        out: dict[str, Any] = {"grain": PARALLEL_GRAIN, "simdlen": 0}
+        if grp.kind == "rows":
+            out.update(ROW_DEFAULTS)
+        if grp.kind == "scan":
+            # blocked only where it buys threads: a single long line on the team
+            s = grp.main[0]
+            single = s.numel == s.shape[s.dim] >= 2 * SCAN_BLOCKS[-1]  # type: ignore[attr-defined]
+            out["scan_block"] = SCAN_BLOCKS[-1] if single and work_of(grp) >= PARALLEL_GRAIN \
+                else 0
+        return out
 
     # -- runtime ---------------------------------------------------------------------------
 
