@@ -9,6 +9,10 @@ loop and as ``torch.add``. The machine's load average is printed with the figure
 
     PYTHONPATH=. .venv/bin/python benchmarks/roofline.py
     PYTHONPATH=. .venv/bin/python benchmarks/roofline.py --sizes 512,1024 --lowered --isa avx2
+    PYTHONPATH=. .venv/bin/python benchmarks/roofline.py --rows-only --mb 8   # memory-bound
+
+``--rows``/``--rows-only`` add the memory-bound families on C++ (``roofline_rows.py``): GB/s
+and the share of the measured C++ triad.
 """
 
 from __future__ import annotations
@@ -91,6 +95,19 @@ def _lowered(m: int, n: int, k: int, a: torch.Tensor, b: torch.Tensor):
     return lambda: model(a, b)
 
 
+def triad_gbs(mb: int, seconds: float, timer=None) -> tuple[float, float]:
+    """GB/s of the C++/OpenMP triad and of ``torch.add`` on ``mb`` MB arrays."""
+    n = mb * 2**20 // 4
+    a, b, c = torch.empty(n), torch.randn(n), torch.randn(n)
+    lib = ctypes.CDLL(active_registry().get("cpp").build(TRIAD).artifact)
+    s = ctypes.c_float(0.5)
+    t_cpp, t_torch = (timer or interleaved)([lambda: lib.triad(_ptr(a), _ptr(b), _ptr(c), s,
+                                                               ctypes.c_long(n)),
+                                             lambda: torch.add(b, c, alpha=0.5, out=a)],
+                                            seconds)
+    return 3 * n * 4 / t_cpp / 1e9, 3 * n * 4 / t_torch / 1e9
+
+
 def triad_rows(mb: int, seconds: float) -> list[str]:
     n = mb * 2**20 // 4
     a, b, c = torch.empty(n), torch.randn(n), torch.randn(n)
@@ -111,12 +128,24 @@ def main() -> None:
     ap.add_argument("--isa", default="auto", help="avx512, avx2, generic or auto")
     ap.add_argument("--seconds", type=float, default=2.0, help="timing per size")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: as set)")
+    ap.add_argument("--rows", action="store_true", help="also the memory-bound families")
+    ap.add_argument("--rows-only", action="store_true", help="only the memory-bound families")
+    ap.add_argument("--mb", type=int, default=8, help="input size of the memory-bound families")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     isa = isa_named(args.isa)
     print(f"isa {isa.name}, torch threads {torch.get_num_threads()}, "
           f"loadavg {Path('/proc/loadavg').read_text().split()[:3]}")
+    if args.rows or args.rows_only:
+        from roofline_rows import fastest, rows_rows
+
+        cpp_gbs, torch_gbs = triad_gbs(64, args.seconds, fastest)
+        print(f"triad 64 MB/array: C++ {cpp_gbs:.1f} GB/s, torch.add {torch_gbs:.1f} GB/s")
+        rows_rows(args.mb, args.seconds, cpp_gbs)
+        if args.rows_only:
+            print(f"loadavg after {Path('/proc/loadavg').read_text().split()[:3]}")
+            return
     shapes = [(s, s, s) for s in map(int, args.sizes.split(","))]
     shapes += [] if args.no_skinny else SKINNY
     for m, n, k in shapes:

@@ -112,6 +112,12 @@ class Reduction(Node):
     # the node whose elements the body is (softmax's exp(x - max)): a row group may store
     # them in its epilogue's output on the way and read them back there (emit.py)
     direct: Node | None = None
+    # the max reduction ``m`` of the same row when this sum's body is ``exp(t - m)``: a running
+    # sum may then be rescaled by ``exp(m_old - m_new)`` (one-pass online softmax)
+    online: Node | None = None
+    # the sum reduction ``s`` of the same row when this sum's body is ``(v - s / count)^2``
+    # with ``s`` summing ``v``: block statistics then merge in one pass (Chan et al.)
+    centred: Node | None = None
 
     @property
     def red_sizes(self) -> list[int]:

@@ -41,6 +41,7 @@ def normalize(b: Builder, x: Node, dims: tuple[int, ...], eps: float, dtype: tor
 
         ss = reduce(b, x, dims, "sum", True, cdtype, body=sq)
         ss.deps.append(mean)
+        ss.centred = mean.deps[0]
     rstd = b.add(Pointwise(ss.shape, cdtype, [ss], cost=2, fn=lambda k, idx: k.let(
         k.call("rsqrt", ct, f"{ss.load(k, idx)} / {literal(count, cdtype)} + "
                        f"{literal(eps, cdtype)}"), ct)))

@@ -137,6 +137,7 @@ def _var(b: Builder, x: Node, dims, correction, keep: bool, dtype, sqrt: bool = 
 
     s = reduce(b, x, dims, "sum", keep, rdtype, body=sq)
     s.deps.append(mean)
+    s.centred = mean.deps[0]
     denom = max(0, count - correction)
     fn = (lambda k, v: k.call("sqrt", ct, f"{v[0]} / {literal(denom, rdtype)}")) if sqrt \
         else (lambda k, v: f"({v[0]} / {literal(denom, rdtype)})")
@@ -223,19 +224,26 @@ def softmax(b: Builder, x: Node, dim: int, dtype: torch.dtype, log: bool) -> Nod
         s = reduce(b, x, d, "sum", True, dtype, body=lambda k, idx: k.let(
             k.call("exp", ct, shifted(k, idx)), ct))
         s.deps.append(mx)
+        s.online = mx
+
+        # log of the row's sum: a node of the row's (keepdim) shape, so a row emitter may
+        # compute it once per row (cpp_rows hoists such row invariants)
+        lse = b.add(Pointwise(tuple(s.shape), dtype, [s], cost=2, fn=lambda k, idx: k.let(
+            k.call("log", ct, s.load(k, idx)), ct)))
 
         def out_log(k, idx):
             z = shifted(k, idx)
-            t = s.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
-            return k.let(f"({z} - {k.call('log', ct, t)})", ct)
+            t = lse.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])
+            return k.let(f"({z} - {t})", ct)
 
-        return b.add(Pointwise(tuple(x.shape), dtype, [x, mx, s], fn=out_log, cost=4))
+        return b.add(Pointwise(tuple(x.shape), dtype, [x, mx, lse], fn=out_log, cost=4))
     # exp(x - max) is a node of its own that the sum reads directly, so the row group can
     # keep each exponential in the output and scale it there (one exp per element, not two)
     ex = b.add(Pointwise(tuple(x.shape), dtype, [x, mx], cost=2, fn=lambda k, idx: k.let(
         k.call("exp", ct, shifted(k, idx)), ct)))
     s = reduce(b, ex, d, "sum", True, dtype)
     s.direct = ex
+    s.online = mx
 
     def out(k, idx):
         t = s.load(k, [Ix.c(0) if i in d else v for i, v in enumerate(idx)])

@@ -121,6 +121,9 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params[f"{pre}wg"] = 64
         elif grp.kind == "scan" and f"{pre}wg" in prog.space:
             params[f"{pre}wg"] = 16
+        for p, v in codegen_for(prog.backend).group_defaults(grp).items():
+            if pre + p in prog.space and pre + p not in params:
+                params[pre + p] = v
     return params
 
 

@@ -135,6 +135,11 @@ class Codegen(ABC):
         """Tunable parameters of one group (names without the ``g<i>.`` prefix)."""
         return {p: list(c) for p, c in CHOICES[grp.kind].items()}
 
+    def group_defaults(self, grp: Group) -> dict[str, Any]:
+        """Defaults of this backend's own parameters of one group (names without the prefix)
+        that ``space.choose_defaults`` does not set itself."""
+        return {}
+
     # -- runtime ---------------------------------------------------------------------------
 
     def launcher(self, kernels: Any, device: Any) -> Callable[[Steps, dict[str, Any]], None]:

@@ -9,10 +9,24 @@ from kernelwright.tools.lower.backends.base import CHOICES, Codegen, register
 from kernelwright.tools.lower.backends.cpp_conv import conv_body_cpp
 from kernelwright.tools.lower.backends.cpp_gemm import gemm_body_cpp
 from kernelwright.tools.lower.backends.cpp_packed import packed_gemm_cpp, uses_packed
+from kernelwright.tools.lower.backends.cpp_rows import (
+    ROW_DEFAULTS,
+    RowPlan,
+    cpp_rows_body,
+    row_space,
+)
+from kernelwright.tools.lower.backends.cpp_scan import SCAN_BLOCKS, blocked_scan_cpp
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import CPP
-from kernelwright.tools.lower.emit.common import KernelSource, index_vars, new_ctx, signature
+from kernelwright.tools.lower.emit.common import (
+    KernelSource,
+    index_vars,
+    new_ctx,
+    signature,
+    work_of,
+)
 from kernelwright.tools.lower.emit.pointwise import write_element
+from kernelwright.tools.lower.emit.rows import StashMismatch
 from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.ir import Node
 from kernelwright.tools.lower.microkernels.lowered import gemm_choices
@@ -21,6 +35,9 @@ from kernelwright.tools.lower.schedule import Group
 # C++: below this many elements of work a kernel runs on the calling thread (waking the
 # OpenMP team costs more than it saves; torch's own grain size is 32768 too)
 PARALLEL_GRAIN = 32768
+# the threshold is tunable per group (``grain``): these are its choices
+GRAIN_CHOICES = [8192, PARALLEL_GRAIN, 131072]
+SIMDLEN_CHOICES = [0, 8, 16]  # pointwise rows: the simd loop's simdlen clause (0: none)
 # GEMM tiles: columns are an OpenMP simd loop, so wider choices
 CPP_CHOICES = {("gemm", "rn"): [4, 8, 16, 32]}
 CPP_THREADS = ("auto", "team", "one")
@@ -48,7 +65,27 @@ class CppCodegen(Codegen):
                    params: dict[str, Any], idx_type: str = "int") -> KernelSource:
         if uses_packed(grp, params):
             return packed_gemm_cpp(new_ctx(self, real, grp, idx_type), grp, names, params)
+        self._grain = int(params.get("grain", PARALLEL_GRAIN))
         return super().emit_group(grp, real, names, params, idx_type)
+
+    def _team(self, threads: str, work: int | None) -> bool:
+        """Whether a kernel of ``work`` element operations runs on the OpenMP team."""
+        grain = getattr(self, "_grain", PARALLEL_GRAIN)
+        return {"team": True, "one": False}.get(threads, work is None or work >= grain)
+
+    def _emit_rows(self, grp: Group, real: dict[int, str], names: dict[int, str],
+                   params: dict[str, Any], idx_type: str, wg: int):
+        team = self._team(str(params.get("threads", "auto")), work_of(grp))
+
+        def attempt(stash: bool) -> tuple[KernelCtx, int]:
+            k = new_ctx(self, real, grp, idx_type)
+            return k, cpp_rows_body(k, grp, names, "u", RowPlan(params, team), stash=stash)
+
+        try:
+            k, units = attempt(True)
+        except StashMismatch:  # the epilogue reads the stash at another index: no stash
+            k, units = attempt(False)
+        return k, units, False, wg
 
     def rows_layout(self, strategy: str, params: dict[str, Any], wg: int
                     ) -> tuple[bool, int, bool, int]:
@@ -58,8 +95,16 @@ class CppCodegen(Codegen):
                        params: dict[str, Any]) -> int:
         node = grp.main[0]
         if node.shape and node.shape[-1] >= 8:
-            return pointwise_rows_cpp(k, node, names, "u")
+            return pointwise_rows_cpp(k, node, names, "u", int(params.get("simdlen", 0)))
         return super().emit_pointwise(k, grp, names, params)
+
+    def emit_scan(self, k: KernelCtx, grp: Group, names: dict[int, str],
+                  params: dict[str, Any]) -> int:
+        team = self._team(str(params.get("threads", "auto")), work_of(grp))
+        block = int(params.get("scan_block", 0))
+        if block <= 0:
+            return super().emit_scan(k, grp, names, params)
+        return blocked_scan_cpp(k, grp, names, "u", block, team)
 
     def emit_gemm(self, k: KernelCtx, grp: Group, names: dict[int, str],
                   params: dict[str, Any]) -> int:
@@ -79,7 +124,7 @@ class CppCodegen(Codegen):
         ``PARALLEL_GRAIN``, ``team`` always, ``one`` never."""
         args, decl = signature(k)
         body = "\n".join(k.lines)
-        team = {"team": True, "one": False}.get(threads, work is None or work >= PARALLEL_GRAIN)
+        team = self._team(threads, work)
         par = "#pragma omp parallel for schedule(static)\n" if units > 1 and team else ""
         text = (f'extern "C" void {name}({decl}) {{\n'
                 f"{par}"
@@ -93,6 +138,14 @@ class CppCodegen(Codegen):
                  for p, c in CHOICES[grp.kind].items()
                  if p not in CPP_UNUSED.get(grp.kind, ("wg", "strategy"))}
         space["threads"] = list(CPP_THREADS)  # the rule, the OpenMP team, one thread
+        if grp.kind in ("rows", "pointwise", "scan"):
+            space["grain"] = list(GRAIN_CHOICES)  # the rule's threshold
+        if grp.kind == "rows":
+            space.update(row_space(grp))
+        if grp.kind == "pointwise":
+            space["simdlen"] = list(SIMDLEN_CHOICES)
+        if grp.kind == "scan":
+            space["scan_block"] = list(SCAN_BLOCKS)  # 0: a line per unit; else blocked
         if grp.kind == "gemm":
             space["form"] = ["auto", "nvec", "kdot"]
             space.update(gemm_choices())  # the packed micro-kernel: algo and its blocking
@@ -101,6 +154,18 @@ class CppCodegen(Codegen):
             space.update(gemm_choices())
             space["algo"] = ["gemm", "direct"]
         return space
+
+    def group_defaults(self, grp: Group) -> dict[str, Any]:
+        out: dict[str, Any] = {"grain": PARALLEL_GRAIN, "simdlen": 0}
+        if grp.kind == "rows":
+            out.update(ROW_DEFAULTS)
+        if grp.kind == "scan":
+            # blocked only where it buys threads: a single long line on the team
+            s = grp.main[0]
+            single = s.numel == s.shape[s.dim] >= 2 * SCAN_BLOCKS[-1]  # type: ignore[attr-defined]
+            out["scan_block"] = SCAN_BLOCKS[-1] if single and work_of(grp) >= PARALLEL_GRAIN \
+                else 0
+        return out
 
     # -- runtime ---------------------------------------------------------------------------
 
@@ -113,7 +178,8 @@ class CppCodegen(Codegen):
         return CppChain(owner, plan)
 
 
-def pointwise_rows_cpp(k: KernelCtx, node: Node, names: dict[int, str], u: str) -> int:
+def pointwise_rows_cpp(k: KernelCtx, node: Node, names: dict[int, str], u: str,
+                       simdlen: int = 0) -> int:
     """A unit is a row (or a chunk of one) of the last dim, an OpenMP simd loop, so index
     math is affine in the loop variable and contiguous operands load as vectors. Few long
     rows are cut into chunks so that every thread gets work."""
@@ -130,7 +196,7 @@ def pointwise_rows_cpp(k: KernelCtx, node: Node, names: dict[int, str], u: str) 
         k.emit(f"const {k.idx_type} c1 = kw_min(c0 + {ch}, ({k.idx_type}){cols});")
         lo, hi = "c0", "c1"
     outer = index_vars(k, Ix.atom("row", (0, rows - 1)), tuple(node.shape[:-1]), "i")
-    k.emit("#pragma omp simd")
+    k.emit("#pragma omp simd" + (f" simdlen({simdlen})" if simdlen else ""))
     with k.block(f"for ({k.idx_type} j = {lo}; j < {hi}; ++j)"):
         write_element(k, node, names, outer + [Ix.var("j", cols)])
     return rows * nchunk
