@@ -135,6 +135,11 @@ class Codegen(ABC):
         """Tunable parameters of one group (names without the ``g<i>.`` prefix)."""
         return {p: list(c) for p, c in CHOICES[grp.kind].items()}
 
+    def anchor_defaults(self, grp: Group) -> dict[str, Any] | None:
+        """Defaults of a GEMM/convolution group's backend-own kernel parameters (``algo`` and
+        its blocking); None: the shared packed micro-kernel's rule (``space.choose_defaults``)."""
+        return None
+
     # -- runtime ---------------------------------------------------------------------------
 
     def launcher(self, kernels: Any, device: Any) -> Callable[[Steps, dict[str, Any]], None]:

@@ -5,9 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from kernelwright.tools.lower.backends.base import Codegen, register
+from kernelwright.tools.lower.backends.sycl_gemm import (
+    packed_gemm_sycl,
+    sycl_conv_defaults,
+    sycl_gemm_choices,
+    sycl_gemm_defaults,
+    uses_sycl_packed,
+)
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import SYCL
-from kernelwright.tools.lower.emit.common import KernelSource, signature
+from kernelwright.tools.lower.emit.common import KernelSource, new_ctx, signature
+from kernelwright.tools.lower.schedule import Group
 
 SUB_GROUP = 16  # the SYCL CPU device's widest float sub-group (AVX-512)
 
@@ -20,6 +28,30 @@ class SyclCodegen(Codegen):
     launch_modes = ("chain", "steps")
     subgroup_size = SUB_GROUP
     subgroup_kernels = True
+
+    def emit_group(self, grp: Group, real: dict[int, str], names: dict[int, str],
+                   params: dict[str, Any], idx_type: str = "int") -> KernelSource:
+        if uses_sycl_packed(grp, params):
+            return packed_gemm_sycl(new_ctx(self, real, grp, idx_type), grp, names, params)
+        return super().emit_group(grp, real, names, params, idx_type)
+
+    def group_space(self, grp: Group) -> dict[str, list[Any]]:
+        """The base tiles, plus for GEMM and (non-transposed) convolution the local-memory
+        tiled kernel of ``sycl_gemm.py`` and its blocking."""
+        space = super().group_space(grp)
+        if grp.kind == "gemm":
+            space.update(sycl_gemm_choices())
+        if grp.kind == "conv" and not grp.main[0].transposed:  # type: ignore[attr-defined]
+            space.update(sycl_gemm_choices())
+            space["algo"] = ["gemm", "direct"]
+        return space
+
+    def anchor_defaults(self, grp: Group) -> dict[str, Any] | None:
+        if grp.kind == "gemm":
+            return sycl_gemm_defaults(grp.main[0])
+        if grp.kind == "conv" and not grp.main[0].transposed:  # type: ignore[attr-defined]
+            return sycl_conv_defaults(grp.main[0])
+        return None
 
     def wrap(self, name: str, k: KernelCtx, units: int, wg: int, cooperative: bool,
              work: int | None = None, threads: str = "auto") -> KernelSource:
