@@ -13,6 +13,11 @@ loop and as ``torch.add``. The machine's load average is printed with the figure
 
 ``--rows``/``--rows-only`` add the memory-bound families on C++ (``roofline_rows.py``): GB/s
 and the share of the measured C++ triad.
+    PYTHONPATH=. .venv/bin/python benchmarks/roofline.py --sycl --no-triad   # SYCL GEMM only
+
+``--sycl`` times the lowered SYCL program of ``a @ b`` (its custom kernel: the local-memory
+staged, ``sycl::vec`` register-tiled GEMM of tools/lower/backends/sycl_gemm.py) against
+``torch.mm`` instead of the C++ micro-kernel.
 """
 
 from __future__ import annotations
@@ -80,14 +85,26 @@ def gemm_row(m: int, n: int, k: int, isa, seconds: float, lowered: bool) -> str:
     return row + f"  rel.err {err:.1e}"
 
 
-def _lowered(m: int, n: int, k: int, a: torch.Tensor, b: torch.Tensor):
+def sycl_row(m: int, n: int, k: int, seconds: float) -> str:
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    run = _lowered(m, n, k, a, b, "sycl")
+    t_torch, t_sycl = interleaved([lambda: torch.mm(a, b), run], seconds)
+    want = torch.mm(a, b)
+    err = float((run() - want).abs().max() / want.abs().max())
+    g_t, g_s = 2 * m * n * k / t_torch / 1e9, 2 * m * n * k / t_sycl / 1e9
+    return (f"{m:>5} x {n:>5} x {k:>5}  torch {g_t:7.1f}  sycl lowered {g_s:7.1f}  "
+            f"ratio {g_s / g_t:5.2f}  rel.err {err:.1e}")
+
+
+def _lowered(m: int, n: int, k: int, a: torch.Tensor, b: torch.Tensor,
+             backend: str = "cpp"):
     folder = Path(tempfile.mkdtemp())
     path = folder / "mm.py"
     path.write_text("import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n"
                     "    def forward(self, a, b):\n        return a @ b\n\n\n"
                     f"def get_inputs():\n    return [torch.randn({m}, {k}), "
                     f"torch.randn({k}, {n})]\n\n\ndef get_init_inputs():\n    return []\n")
-    prog = lower_task(Task.from_path(path), "cpp")
+    prog = lower_task(Task.from_path(path), backend)
     prog = prog.with_params({p: "kernel" for p in prog.space if p.endswith(".impl")})
     mod = types.ModuleType("lowered")
     exec(compile(prog.candidate.source, "lowered", "exec"), mod.__dict__)
@@ -131,6 +148,8 @@ def main() -> None:
     ap.add_argument("--rows", action="store_true", help="also the memory-bound families")
     ap.add_argument("--rows-only", action="store_true", help="only the memory-bound families")
     ap.add_argument("--mb", type=int, default=8, help="input size of the memory-bound families")
+    ap.add_argument("--sycl", action="store_true", help="the lowered SYCL GEMM vs torch.mm")
+    ap.add_argument("--no-triad", action="store_true", help="skip the stream triad")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -149,8 +168,10 @@ def main() -> None:
     shapes = [(s, s, s) for s in map(int, args.sizes.split(","))]
     shapes += [] if args.no_skinny else SKINNY
     for m, n, k in shapes:
-        print(gemm_row(m, n, k, isa, args.seconds, args.lowered), flush=True)
-    for line in triad_rows(64, args.seconds):
+        row = (sycl_row(m, n, k, args.seconds) if args.sycl
+               else gemm_row(m, n, k, isa, args.seconds, args.lowered))
+        print(row, flush=True)
+    for line in [] if args.no_triad else triad_rows(64, args.seconds):
         print(line)
     print(f"loadavg after {Path('/proc/loadavg').read_text().split()[:3]}")
 

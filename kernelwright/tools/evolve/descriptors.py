@@ -15,6 +15,10 @@ Scoring rule per axis: with ``w_p`` the weight of pattern ``p`` and ``P_l`` the 
 level ``l``, ``level = max({0} ∪ {l : Σ_{p ∈ P_l, p matches} w_p ≥ 1})``. Strong evidence has
 weight 1; weak hints weigh 0.5 so two of them are needed.
 
+A candidate module written by the lowering (``tools/lower``) is placed by its structure
+instead (:mod:`structure`: tiling level, fusion, threading and work-group shape), since its
+schedules share every idiom the patterns look for.
+
 An optional measured axis, :func:`measured_bound`, buckets the roofline position of a profiled
 run: ``r = (GFLOP/s / peak GFLOP/s) / (GB/s / peak GB/s)``, level 0 for ``r < 1/3`` (clearly
 bandwidth-bound) up to 3 for ``r ≥ 3`` (clearly compute-bound).
@@ -27,6 +31,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from kernelwright.spec.peaks import MachinePeaks
+from kernelwright.tools.evolve.structure import lowered_levels
 
 AXES: tuple[str, ...] = ("memory", "compute", "parallelism")
 LEVELS = 4
@@ -238,6 +243,9 @@ def describe(source: str, language: str = "auto") -> Descriptor:
         >>> describe("__shared__ float t[256]; __syncthreads();", "cuda")
         Descriptor(memory=2, compute=0, parallelism=1)
     """
+    structural = lowered_levels(source)  # a lowered module: its tiling, fusion, threading
+    if structural is not None:
+        return Descriptor(*structural)
     text = _COMMENTS.sub("", source)
     lang = normalize_language(language)
     if lang == "auto":

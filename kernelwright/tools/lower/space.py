@@ -76,7 +76,10 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             params[f"{pre}rm"], params[f"{pre}rn"] = codegen_for(prog.backend).gemm_tile
             if f"{pre}form" in prog.space:
                 params[f"{pre}form"] = "auto"
-            if f"{pre}algo" in prog.space:  # the packed micro-kernel's blocking
+            own = codegen_for(prog.backend).anchor_defaults(grp)
+            if f"{pre}algo" in prog.space and own is not None:  # the backend's own kernel
+                params.update({pre + p: v for p, v in own.items()})
+            elif f"{pre}algo" in prog.space:  # the packed micro-kernel's blocking
                 params.update({pre + p: v for p, v in gemm_defaults(grp.main[0]).items()})
             g = grp.main[0]
             flops = 2 * g.m * g.n * g.kdim * (g.numel // max(1, g.m * g.n))
@@ -99,7 +102,10 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             params[f"{pre}ocb"] = 4
             if f"{pre}pw" in prog.space:
                 params[f"{pre}pw"] = 16
-            if f"{pre}algo" in prog.space:  # implicit GEMM on the packed micro-kernel
+            own = codegen_for(prog.backend).anchor_defaults(grp)
+            if f"{pre}algo" in prog.space and own is not None:  # the backend's own kernel
+                params.update({pre + p: v for p, v in own.items()})
+            elif f"{pre}algo" in prog.space:  # implicit GEMM on the packed micro-kernel
                 params.update({pre + p: v for p, v in gemm_defaults(None).items()
                                if p != "algo"})
                 params[f"{pre}algo"] = conv_defaults(grp.main[0])["algo"]

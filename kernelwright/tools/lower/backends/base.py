@@ -140,6 +140,11 @@ class Codegen(ABC):
         that ``space.choose_defaults`` does not set itself."""
         return {}
 
+    def anchor_defaults(self, grp: Group) -> dict[str, Any] | None:
+        """Defaults of a GEMM/convolution group's backend-own kernel parameters (``algo`` and
+        its blocking); None: the shared packed micro-kernel's rule (``space.choose_defaults``)."""
+        return None
+
     # -- runtime ---------------------------------------------------------------------------
 
     def launcher(self, kernels: Any, device: Any) -> Callable[[Steps, dict[str, Any]], None]:

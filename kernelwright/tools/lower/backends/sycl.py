@@ -5,11 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from kernelwright.tools.lower.backends.base import Codegen, register
+from kernelwright.tools.lower.backends.sycl_gemm import (
+    packed_gemm_sycl,
+    sycl_conv_defaults,
+    sycl_gemm_choices,
+    sycl_gemm_defaults,
+    uses_sycl_packed,
+)
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import SYCL
-from kernelwright.tools.lower.emit.common import KernelSource, signature
+from kernelwright.tools.lower.emit.common import KernelSource, new_ctx, signature
+from kernelwright.tools.lower.emit.rows import StashMismatch, rows_body
+from kernelwright.tools.lower.schedule import Group
 
 SUB_GROUP = 16  # the SYCL CPU device's widest float sub-group (AVX-512)
+# strategy=subgroup rows: sub-group size (lanes per row) and rows (sub-groups) per work-group
+SUBGROUP_ROWS = {"sg": [8, 16, 32], "rpg": [1, 2, 4, 8]}
 
 
 @register
@@ -20,6 +31,64 @@ class SyclCodegen(Codegen):
     launch_modes = ("chain", "steps")
     subgroup_size = SUB_GROUP
     subgroup_kernels = True
+
+    def emit_group(self, grp: Group, real: dict[int, str], names: dict[int, str],
+                   params: dict[str, Any], idx_type: str = "int") -> KernelSource:
+        if uses_sycl_packed(grp, params):
+            return packed_gemm_sycl(new_ctx(self, real, grp, idx_type), grp, names, params)
+        if grp.kind == "rows" and params.get("strategy") == "subgroup":
+            return self._subgroup_rows(grp, real, names, params, idx_type)
+        return super().emit_group(grp, real, names, params, idx_type)
+
+    def _subgroup_rows(self, grp: Group, real: dict[int, str], names: dict[int, str],
+                       params: dict[str, Any], idx_type: str) -> KernelSource:
+        """One row per sub-group of ``sg`` lanes (reduced with ``reduce_over_group`` on the
+        sub-group), ``rpg`` rows per work-group: no work-group barrier anywhere, so a
+        sub-group whose row is past the end leaves early as a whole."""
+        sg, rpg = int(params.get("sg", SUB_GROUP)), int(params.get("rpg", 1))
+
+        def attempt(stash: bool) -> tuple[KernelCtx, int]:
+            k = new_ctx(self, real, grp, idx_type)
+            k.subgroup = True
+            return k, rows_body(k, grp, names, "u", "l", sg, stash=stash)
+
+        try:
+            k, rows = attempt(True)
+        except StashMismatch:  # the epilogue reads the stash at another index: no stash
+            k, rows = attempt(False)
+        args, decl = signature(k)
+        text = (f'extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))\n'
+                f"SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::sub_group_size<{sg}>))\n"
+                f"void {grp.name}({decl}) {{\n"
+                "    auto it = sycl::ext::oneapi::this_work_item::get_nd_item<1>();\n"
+                "    auto kw_sg = it.get_sub_group();\n"
+                f"    const int u = it.get_group(0) * {rpg} + kw_sg.get_group_linear_id();\n"
+                "    const int l = kw_sg.get_local_linear_id();\n"
+                f"    if (u >= {rows}) return;\n" + "\n".join(k.lines) + "\n}\n")
+        src = KernelSource(grp.name, text, args, -(-rows // rpg), sg * rpg, True)
+        src.info = {"kind": grp.kind, "nodes": [n.name for n in grp.nodes],
+                    "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")}
+        return src
+
+    def group_space(self, grp: Group) -> dict[str, list[Any]]:
+        """The base tiles, plus for GEMM and (non-transposed) convolution the local-memory
+        tiled kernel of ``sycl_gemm.py`` and its blocking."""
+        space = super().group_space(grp)
+        if grp.kind == "rows":
+            space.update({p: list(c) for p, c in SUBGROUP_ROWS.items()})
+        if grp.kind == "gemm":
+            space.update(sycl_gemm_choices())
+        if grp.kind == "conv" and not grp.main[0].transposed:  # type: ignore[attr-defined]
+            space.update(sycl_gemm_choices())
+            space["algo"] = ["gemm", "direct"]
+        return space
+
+    def anchor_defaults(self, grp: Group) -> dict[str, Any] | None:
+        if grp.kind == "gemm":
+            return sycl_gemm_defaults(grp.main[0])
+        if grp.kind == "conv" and not grp.main[0].transposed:  # type: ignore[attr-defined]
+            return sycl_conv_defaults(grp.main[0])
+        return None
 
     def wrap(self, name: str, k: KernelCtx, units: int, wg: int, cooperative: bool,
              work: int | None = None, threads: str = "auto") -> KernelSource:

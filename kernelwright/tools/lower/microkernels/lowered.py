@@ -75,10 +75,12 @@ def _batch_ix(k: KernelCtx, batch: tuple[int, ...], b: str) -> list[Ix]:
 
 def lowered_gemm(k: KernelCtx, g, params: dict[str, Any],
                  finish: Callable[[list[Ix], str], None],
-                 strides_of: Callable[..., dict[str, int]]) -> tuple[str, str]:
+                 strides_of: Callable[..., dict[str, int]],
+                 source: Callable[..., tuple[str, Any]] = gemm_source) -> tuple[str, Any]:
     """``(helpers, body)`` of the packed GEMM of IR node ``g``; ``finish(idx, v)`` emits the
     store of the finished element ``v`` at output index ``idx`` (with the group's epilogue);
-    ``strides_of(k, load, idx)`` probes an operand's element strides per index variable."""
+    ``strides_of(k, load, idx)`` probes an operand's element strides per index variable;
+    ``source(problem, blocking)`` writes the GEMM (default: the C++ packed micro-kernel)."""
     isa = detect_isa()
     ct = compute_type(g.dtype)
     m, n, kd, batch = g.m, g.n, g.kdim, tuple(g.batch)
@@ -109,4 +111,4 @@ def lowered_gemm(k: KernelCtx, g, params: dict[str, Any],
     if ct == "double" and "nr" in over:  # double lanes: half the float columns
         over["nr"] = max(isa.width(ct), over["nr"] // 2)
     bl = replace(bl, **over, threads=str(params.get("threads", "auto")))
-    return gemm_source(prob, bl)
+    return source(prob, bl)

@@ -57,9 +57,12 @@ def _atoms(k: KernelCtx, flat: str, shape: tuple[int, ...], prefix: str) -> list
 
 
 def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
-                 finish: Callable[[list[Ix], str], None]) -> tuple[str, list[str]]:
+                 finish: Callable[[list[Ix], str], None],
+                 source: Callable[..., tuple[str, list[str]]] = gemm_source
+                 ) -> tuple[str, list[str]]:
     """``(helpers, body)`` of convolution ``c`` as implicit GEMM; ``finish(idx, v)`` stores
-    the biased output element ``v`` at ``idx`` with the group's epilogue."""
+    the biased output element ``v`` at ``idx`` with the group's epilogue; ``source(problem,
+    blocking)`` writes the GEMM (default: the C++ packed micro-kernel)."""
     G, m, ncol, kd = conv_gemm_shape(c)
     x, w = c.x, c.w
     cin_g, ksz, osp, isp = x.shape[1] // G, tuple(w.shape[2:]), tuple(c.shape[2:]), \
@@ -108,4 +111,4 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
     if ct == "double" and "nr" in over:
         over["nr"] = max(isa.width(ct), over["nr"] // 2)
     bl = replace(default_blocking(isa, ct), **over, threads=str(params.get("threads", "auto")))
-    return gemm_source(prob, bl)
+    return source(prob, bl)

@@ -1,0 +1,87 @@
+"""The SYCL GEMM/convolution kernel staged through local memory (backends/sycl_gemm.py), the
+sub-group row kernels, and the size of the SYCL schedule space."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from lower_helpers import check_lowered, task
+
+from kernelwright.tools.lower import lower_task
+from kernelwright.tools.lower.backends.sycl_gemm import (
+    LOCAL_BYTES,
+    SYCL_GEMM_CHOICES,
+    SyclBlocking,
+    fit,
+)
+
+# one change at a time from the defaults: every value of every blocking parameter
+POINTS = [{"g0.algo": "packed"}] + [
+    {"g0.algo": "packed", f"g0.{p}": v} for p in ("mr", "nr", "vw", "kc", "mc", "nc")
+    for v in SYCL_GEMM_CHOICES[p]]
+
+
+def test_every_blocking_is_made_legal():
+    """nr a multiple of vw, blocks multiples of the micro-tile, local buffers that fit."""
+    keys = ("mr", "nr", "vw", "kc", "mc", "nc")
+    for combo in itertools.product(*(SYCL_GEMM_CHOICES[k] for k in keys)):
+        for rows, cols, k in ((13, 29, 37), (2048, 2048, 2048), (1, 7, 3)):
+            for size in (4, 8):
+                bl = fit(SyclBlocking(**dict(zip(keys, combo, strict=True))), rows, cols, k,
+                         1, size)
+                assert bl.nr % bl.vw == 0 and bl.mc % bl.mr == 0 and bl.nc % bl.nr == 0
+                assert (bl.mc * bl.kc + bl.kc * bl.nc + bl.mc * bl.nc) * size <= LOCAL_BYTES
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.parametrize("name", ["gemm_epi", "bmm"])
+def test_packed_sycl_gemm_is_correct_at_every_blocking_value(name):
+    """Odd sizes (13x29x37), a transposed and batched operand (bmm), epilogues."""
+    prog = lower_task(task(name), "sycl")
+    prog = prog.with_params({k: "kernel" for k in prog.space if k.endswith(".impl")})
+    for params in POINTS:
+        p = prog.with_params(params)
+        assert "SYCL packed GEMM" in p.source and "work_group_static" in p.source
+        check_lowered(p)
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.parametrize("name", ["matmul_kn", "matmul_4d", "conv_groups", "conv_bn"])
+def test_packed_sycl_gemm_and_implicit_gemm_convolution(name):
+    """A shared operand folded into the batch, 4-D batches with a transposed operand, grouped
+    strided dilated convolution, convolution + batch norm."""
+    prog = lower_task(task(name), "sycl")
+    prog = prog.with_params({k: "kernel" for k in prog.space if k.endswith(".impl")})
+    algo = {k: ("packed" if "packed" in v else "gemm") for k, v in prog.space.items()
+            if k.endswith(".algo")}
+    for extra in ({}, {"g0.mr": 2, "g0.nr": 24, "g0.vw": 4, "g0.kc": 64, "g0.mc": 16}):
+        p = prog.with_params({**algo, **{k: v for k, v in extra.items() if k in prog.space}})
+        assert "SYCL packed GEMM" in p.source
+        check_lowered(p)
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.parametrize("name", ["softmax_last", "layernorm3"])
+def test_subgroup_rows_are_correct_for_each_shape(name):
+    prog = lower_task(task(name), "sycl")
+    for sg, rpg in ((8, 1), (16, 4), (32, 8)):
+        p = prog.with_params({"g0.strategy": "subgroup", "g0.sg": sg, "g0.rpg": rpg})
+        assert f"sub_group_size<{sg}>" in p.source
+        check_lowered(p)
+
+
+@pytest.mark.parametrize("name", ["gemm_epi", "conv_bn", "softmax_last", "layernorm3",
+                                  "groupnorm"])
+def test_sycl_space_has_at_least_twenty_distinct_schedules(name):
+    """Distinct kernel sources (not just distinct parameter sets) among random points."""
+    prog = lower_task(task(name), "sycl")
+    rng = random.Random(0)
+    sources = set()
+    for _ in range(300):
+        point = {k: rng.choice(v) for k, v in prog.space.items()}
+        sources.add(prog.with_params(point).source)
+        if len(sources) >= 20:
+            break
+    assert len(sources) >= 20
