@@ -97,7 +97,7 @@ class CandidateEvaluation:
         s = self.settings
         return {"source": self.candidate.source, "memory_mb": s.memory_limit_mb,
                 "cpu_s": int(4 * s.call_timeout_s * 8), "threads": s.worker_threads,
-                "record_ops": not self.session.contract.allows("framework")}
+                "lockdown": vf.lockdown_allowed(self.session.contract)}
 
     def request(self, message: dict[str, Any], expect=frozenset({"done"}),
                 fds: list[int] = ()) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pytest
 from kw_eval_helpers import FIXTURES, candidate, task
 
 from kernelwright.spec import Candidate
+from kernelwright.spec.result import Flag
 from kernelwright.tools.evaluate import Level, WorkerPool
 
 pytestmark = pytest.mark.slow
@@ -152,11 +153,23 @@ def test_zeros_within_a_loose_atol_are_a_value_mismatch(pool, honest):
     honest()
 
 
-@pytest.mark.parametrize("way", ["pop_modes", "no_dispatch", "thread", "numpy"])
+@pytest.mark.parametrize("way", ["pop_modes", "no_dispatch", "thread", "prims", "redispatch",
+                                 "kernel_getter", "python_dispatcher"])
 def test_custom_kernels_only_cannot_be_bypassed(pool, honest, way):
     r = pool.evaluate(task("gelu_kernel"), attack("custom_only_bypass", way=way))
     assert r.error is None or "ValueError" not in r.error  # the fixture ran its way
+    assert not r.correct, way
+    if way != "thread":  # the thread's refusal dies with the thread; its caller fails later
+        assert Flag.FRAMEWORK_OPERATOR in r.flags, (way, r.error)
+        assert "contract allows custom kernels only" in r.error
+    honest()
+
+
+def test_custom_kernels_only_numpy_is_a_known_gap(pool, honest):
+    r = pool.evaluate(task("gelu_kernel"), attack("custom_only_bypass", way="numpy"))
+    assert r.error is None or "ValueError" not in r.error
     honest()
     if r.correct:  # documented gap (docs/SECURITY.md, "What is not defended")
-        pytest.xfail(f"{way}: the operators used are recorded inside the candidate's process")
+        pytest.xfail("numpy: its compute runs in the candidate's process, which the trusted "
+                     "backends need it in")
     assert not r.correct
