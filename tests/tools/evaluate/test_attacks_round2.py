@@ -173,3 +173,19 @@ def test_custom_kernels_only_numpy_is_a_known_gap(pool, honest):
         pytest.xfail("numpy: its compute runs in the candidate's process, which the trusted "
                      "backends need it in")
     assert not r.correct
+
+
+def test_a_replaced_clock_rejects_the_timing_and_is_not_used(pool, honest, monkeypatch):
+    import time
+
+    from kernelwright.tools.evaluate import clocks
+
+    real = time.perf_counter
+    monkeypatch.setattr(time, "perf_counter", lambda: real() * 0.001)  # 1000x "faster"
+    assert clocks.replaced() == ["time.perf_counter"]
+    r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
+    monkeypatch.undo()
+    assert clocks.replaced() == []
+    assert not r.correct and Flag.TIMER_TAMPERING in r.flags, r.error
+    assert "time.perf_counter" in r.error and r.speedup is None
+    honest()
