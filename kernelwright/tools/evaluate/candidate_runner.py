@@ -181,6 +181,8 @@ def child(sock: socket.socket, request: dict[str, Any]) -> int:
         torch.set_num_threads(threads)
     if request.get("lockdown") is not None:
         lockdown.refuse_introspection()  # an audit hook: Python code cannot remove it
+    if request.get("hold"):  # until the orchestrator moved this process into its cgroup
+        protocol.receive(sock)
     try:
         server = CandidateServer(sock, request["source"], scratch)
     except RunnerError as exc:
