@@ -189,3 +189,25 @@ def test_a_replaced_clock_rejects_the_timing_and_is_not_used(pool, honest, monke
     assert not r.correct and Flag.TIMER_TAMPERING in r.flags, r.error
     assert "time.perf_counter" in r.error and r.speedup is None
     honest()
+
+
+def test_without_cgroups_results_are_weak_sandbox_with_the_reason(pool, honest, monkeypatch,
+                                                                  capsys):
+    from kernelwright.cli.doctor import warn_weak_sandbox
+    from kernelwright.tools.evaluate import cgroups
+
+    reason = "no per-candidate cgroup (memory, pids, freezer) can be made here (test)"
+    monkeypatch.setattr(cgroups, "_probe", [reason])
+    r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
+    assert r.correct, r.error  # the candidate still runs, unheld, the weak way
+    assert Flag.WEAK_SANDBOX in r.flags
+    reasons = r.observations["weak_sandbox"]
+    assert any(reason in text for text in reasons), reasons
+    assert not any("bubblewrap" in text for text in reasons) or not pool.sandbox.available
+    monkeypatch.setattr("kernelwright.cli.doctor._warned", [])
+    warn_weak_sandbox(r.flags, reasons)
+    err = capsys.readouterr().err
+    assert "WEAK SANDBOX" in err and "cgroup" in err and "WITHOUT bubblewrap" not in err
+    monkeypatch.undo()
+    after = honest()
+    assert Flag.WEAK_SANDBOX not in after.flags or cgroups.unavailable() is not None
