@@ -17,7 +17,8 @@ _warned: list[bool] = []  # per process: the warning is printed once
 
 def warn_weak_sandbox(flags: Iterable[str], reasons: object = None) -> None:
     """Print, once per command, why the candidate sandbox was weak and how to fix it
-    (``reasons``: the result's ``observations["weak_sandbox"]``; none means no bubblewrap)."""
+    (``reasons``: the result's ``observations["weak_sandbox"]["reasons"]``; none means no
+    bubblewrap)."""
     from kernelwright.spec.result import Flag
     from kernelwright.tools.evaluate.sandbox import INSTALL_HINT
 

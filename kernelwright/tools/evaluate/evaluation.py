@@ -47,6 +47,7 @@ class CandidateEvaluation:
         self.last_reply: dict[str, Any] = {}
         self.notes: dict[str, Any] = {}  # the harness's own observations (torch.compile's)
         self.watchdog: TreeWatchdog | None = None
+        self.weak: list[str] = []  # why the sandbox was weaker than designed, if it was
 
     def run(self) -> EvalResult:
         marks = time.monotonic()
@@ -115,7 +116,7 @@ class CandidateEvaluation:
                 cgroups.ROOT, self.settings.memory_limit_mb, sandbox.MAX_PROCESSES)
             channel.group.add(channel.root_pid)
         except OSError as exc:  # made before, failing now: say so, run on the weak way
-            self.notes.setdefault("weak_sandbox", []).append(f"cgroup: {exc}")
+            self.weak.append(f"cgroup: {exc}")
         protocol.send(channel.sock, {"op": "go"})
 
     def request(self, message: dict[str, Any], expect=frozenset({"done"}),
@@ -269,7 +270,7 @@ class CandidateEvaluation:
 
     def _result(self) -> EvalResult:
         v = self.verdict
-        weak = self.notes.setdefault("weak_sandbox", [])
+        weak = self.weak
         if self.session.bwrap is None:
             weak.append("no bubblewrap: candidate code ran without the namespace sandbox")
         if cgroups.unavailable() is not None:
@@ -277,8 +278,7 @@ class CandidateEvaluation:
                         "enforced per process and by polling, not by the kernel")
         if weak:
             v.flags.add(Flag.WEAK_SANDBOX)
-        else:
-            del self.notes["weak_sandbox"]
+            self.notes["weak_sandbox"] = {"reasons": weak}
         timing = self.timing if v.ok else None  # an incorrect result shows no speedup
         return EvalResult(
             task_name=self.session.task.name, candidate_id=self.candidate.id,

@@ -201,7 +201,7 @@ def test_without_cgroups_results_are_weak_sandbox_with_the_reason(pool, honest, 
     r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
     assert r.correct, r.error  # the candidate still runs, unheld, the weak way
     assert Flag.WEAK_SANDBOX in r.flags
-    reasons = r.observations["weak_sandbox"]
+    reasons = r.observations["weak_sandbox"]["reasons"]
     assert any(reason in text for text in reasons), reasons
     assert not any("bubblewrap" in text for text in reasons) or not pool.sandbox.available
     monkeypatch.setattr("kernelwright.cli.doctor._warned", [])
