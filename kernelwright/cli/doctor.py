@@ -15,14 +15,22 @@ from kernelwright.cli._app import JsonOpt, _settings, app, console, err_console,
 _warned: list[bool] = []  # per process: the warning is printed once
 
 
-def warn_weak_sandbox(flags: Iterable[str]) -> None:
-    """Print, once per command, that candidates ran without bubblewrap and how to fix it."""
+def warn_weak_sandbox(flags: Iterable[str], reasons: object = None) -> None:
+    """Print, once per command, why the candidate sandbox was weak and how to fix it
+    (``reasons``: the result's ``observations["weak_sandbox"]["reasons"]``; none means no
+    bubblewrap)."""
     from kernelwright.spec.result import Flag
     from kernelwright.tools.evaluate.sandbox import INSTALL_HINT
 
     if Flag.WEAK_SANDBOX not in set(flags) or _warned:
         return
     _warned.append(True)
+    listed = [str(r) for r in reasons] if isinstance(reasons, list) else []
+    if listed and not any(r.startswith("no bubblewrap") for r in listed):
+        err_console.print(Text("WARNING: WEAK SANDBOX. " + "; ".join(listed) + ". Run "
+                               "`kernelwright doctor` to check.", style="bold red"),
+                          soft_wrap=True)
+        return
     err_console.print(Text(
         "WARNING: WEAK SANDBOX. Candidate code ran WITHOUT bubblewrap: it could read your "
         "files and secrets, use the network and tamper with caches. Fix: " + INSTALL_HINT

@@ -41,7 +41,7 @@ def eval_cmd(
     except KernelwrightError as exc:
         _fail(exc)
     summary = result.summary()
-    warn_weak_sandbox(result.flags)
+    warn_weak_sandbox(result.flags, result.observations.get("weak_sandbox", {}).get("reasons"))
     if json_out:
         print_json(summary)
     else:

@@ -43,6 +43,7 @@ from kernelwright.tools.backends.base import (
     KernelStats,
     module_functions,
 )
+from kernelwright.tools.backends.cache_record import record_file, trusted_file
 from kernelwright.tools.ptxas import entry_names, parse_ptxas, ptx_entries
 
 if TYPE_CHECKING:
@@ -130,10 +131,14 @@ class CudaBackend(Backend):
         key = source_hash(source, self.arch, opts, tool_version(self.nvcc))
         stem = self.settings.build_cache_dir / f"cuda-{key}"
         start = time.perf_counter()
-        cached = all(stem.with_suffix(s).is_file() for s in (".ptx", ".cubin", ".ptxas"))
+        files = [stem.with_suffix(s) for s in (".ptx", ".cubin", ".ptxas")]
+        # a trusted process loads only what the cache's integrity record vouches for
+        cached = all(f.is_file() and trusted_file(f, self.settings) for f in files)
         ok, log = True, ""
         if not cached:
             ok, log = self._compile(source, stem, opts)
+            for f in files if ok else []:
+                record_file(f, self.settings)
         return self._result(key, stem, opts, ok, log, cached, time.perf_counter() - start)
 
     def _compile(self, source: str, stem: Path, opts: list[str]) -> tuple[bool, str]:

@@ -8,6 +8,7 @@ from kernelwright.spec.result import (
     Timing,
     VariantCheck,
 )
+from kernelwright.tools.evaluate import clocks  # noqa: F401  (saved before anything else loads)
 from kernelwright.tools.evaluate.api import derive_contract_limited, evaluate
 from kernelwright.tools.evaluate.observers import NullObserver, Observer
 from kernelwright.tools.evaluate.pool import WorkerPool

@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 from kernelwright.errors import RunnerError
-from kernelwright.tools.evaluate import protocol
+from kernelwright.tools.evaluate import lockdown, protocol
 from kernelwright.tools.evaluate._runner import ModelServer, error_text
 from kernelwright.tools.evaluate.sandbox import apply_hard_limits
 
@@ -44,12 +44,11 @@ PR_SET_CHILD_SUBREAPER = 36
 class CandidateServer(ModelServer):
     """One candidate's runner (in the forked child)."""
 
-    def __init__(self, sock: socket.socket, source: str, scratch: Path, record_ops: bool):
+    def __init__(self, sock: socket.socket, source: str, scratch: Path):
         super().__init__(sock)
         self.scratch = scratch
         self.module = import_candidate(source, scratch)
         self.model_class = self.module.ModelNew
-        self.record_ops = record_ops
 
     def construct_level(self, exc: BaseException) -> str:
         from kernelwright.errors import KernelwrightError, LaunchError
@@ -69,37 +68,14 @@ class CandidateServer(ModelServer):
 
     def caller(self, model: Any):
         sync = synchronizer()
-        mode = OpRecorder(self.ops) if self.record_ops else None
 
         def call(args: list[Any]) -> Any:
             with torch.no_grad():
-                if mode is None:
-                    value = model(*args)
-                else:
-                    with mode:
-                        value = model(*args)
+                value = model(*args)
                 sync()
             return value
 
         return call
-
-
-class OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
-    """Records the aten operators a candidate runs (for the "no framework operators" check).
-    It is active on every call of a candidate whose contract forbids framework operators, so
-    it tells the candidate nothing about which calls are checked."""
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        return False
-
-    def __init__(self, ops: set[str]) -> None:
-        super().__init__()
-        self.seen = ops
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: D105
-        self.seen.add(func.overloadpacket.__name__)
-        return func(*args, **(kwargs or {}))
 
 
 def synchronizer():
@@ -203,8 +179,12 @@ def child(sock: socket.socket, request: dict[str, Any]) -> int:
     threads = int(request.get("threads") or 0)
     if threads:
         torch.set_num_threads(threads)
+    if request.get("lockdown") is not None:
+        lockdown.refuse_introspection()  # an audit hook: Python code cannot remove it
+    if request.get("hold"):  # until the orchestrator moved this process into its cgroup
+        protocol.receive(sock)
     try:
-        server = CandidateServer(sock, request["source"], scratch, bool(request["record_ops"]))
+        server = CandidateServer(sock, request["source"], scratch)
     except RunnerError as exc:
         protocol.send(sock, {"type": "error", "level": exc.level, "error": exc.error})
         return 1
@@ -225,6 +205,8 @@ def serve_forks(control: socket.socket) -> int:
             return 0
         op = request.get("op")
         if op == "spawn":
+            if request.get("lockdown") is not None:  # once per task: its contract is fixed
+                lockdown.lock(request["lockdown"])
             pid = os.fork()
             if pid == 0:
                 control.close()

@@ -20,10 +20,10 @@ the compile fields ``None`` and says why in ``ev.notes["torch_compile"]``.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from kernelwright.spec.result import Timing
+from kernelwright.tools.evaluate import clocks
 from kernelwright.tools.evaluate.orchestrator import RunnerFailed
 from kernelwright.tools.evaluate.timing import MIN_ROUNDS, _quartiles
 
@@ -88,9 +88,9 @@ def _batch(ev: CandidateEvaluation, message: dict[str, Any]) -> tuple[float, dic
     if other is not None:
         other.freeze()
     try:
-        start = time.perf_counter()
+        start = clocks.perf_counter()
         reply = ev.session.ref_request(message)
-        elapsed = time.perf_counter() - start
+        elapsed = clocks.perf_counter() - start
     finally:
         if other is not None:
             other.thaw()

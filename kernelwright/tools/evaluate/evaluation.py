@@ -18,7 +18,7 @@ from typing import Any
 from kernelwright.spec import Candidate
 from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timing, VariantCheck
 from kernelwright.tools.cpuinfo import cpu_model
-from kernelwright.tools.evaluate import freshness
+from kernelwright.tools.evaluate import cgroups, freshness, protocol, sandbox
 from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.build_options import check_builds
 from kernelwright.tools.evaluate.compile_timing import add_compile
@@ -47,6 +47,7 @@ class CandidateEvaluation:
         self.last_reply: dict[str, Any] = {}
         self.notes: dict[str, Any] = {}  # the harness's own observations (torch.compile's)
         self.watchdog: TreeWatchdog | None = None
+        self.weak: list[str] = []  # why the sandbox was weaker than designed, if it was
 
     def run(self) -> EvalResult:
         marks = time.monotonic()
@@ -72,8 +73,9 @@ class CandidateEvaluation:
             self.verdict.flags.add(Flag.DEGENERATE_TASK)
         self.runner = self.session.server.spawn(self._spawn_request(), self.settings
                                                 .call_timeout_s)
-        self.watchdog = TreeWatchdog(self.runner.channel.pids,
-                                     self.settings.memory_limit_mb).start()
+        self._enter_group()
+        self.watchdog = TreeWatchdog(self.runner.channel.pids, self.settings.memory_limit_mb,
+                                     cpu_s=self._cpu_s()).start()
         reply = self.runner.channel.wait(time.monotonic() + self.settings.call_timeout_s,
                                          frozenset({"ready"}), self.settings.call_timeout_s)
         self._check(reply)
@@ -96,8 +98,26 @@ class CandidateEvaluation:
     def _spawn_request(self) -> dict[str, Any]:
         s = self.settings
         return {"source": self.candidate.source, "memory_mb": s.memory_limit_mb,
-                "cpu_s": int(4 * s.call_timeout_s * 8), "threads": s.worker_threads,
-                "record_ops": not self.session.contract.allows("framework")}
+                "cpu_s": self._cpu_s(), "threads": s.worker_threads,
+                "lockdown": vf.lockdown_allowed(self.session.contract),
+                "hold": cgroups.unavailable() is None}
+
+    def _cpu_s(self) -> int:
+        return int(4 * self.settings.call_timeout_s * 8)
+
+    def _enter_group(self) -> None:
+        """Move the held runner into a fresh cgroup (memory, pids, freezer over its whole
+        tree), then let it import the candidate; without cgroups it never waits."""
+        if cgroups.unavailable() is not None:
+            return
+        channel = self.runner.channel
+        try:
+            channel.group = cgroups.CandidateGroup.create(
+                cgroups.ROOT, self.settings.memory_limit_mb, sandbox.MAX_PROCESSES)
+            channel.group.add(channel.root_pid)
+        except OSError as exc:  # made before, failing now: say so, run on the weak way
+            self.weak.append(f"cgroup: {exc}")
+        protocol.send(channel.sock, {"op": "go"})
 
     def request(self, message: dict[str, Any], expect=frozenset({"done"}),
                 fds: list[int] = ()) -> dict[str, Any]:
@@ -250,8 +270,15 @@ class CandidateEvaluation:
 
     def _result(self) -> EvalResult:
         v = self.verdict
+        weak = self.weak
         if self.session.bwrap is None:
+            weak.append("no bubblewrap: candidate code ran without the namespace sandbox")
+        if cgroups.unavailable() is not None:
+            weak.append(f"{cgroups.unavailable()}: memory, process and freeze limits are "
+                        "enforced per process and by polling, not by the kernel")
+        if weak:
             v.flags.add(Flag.WEAK_SANDBOX)
+            self.notes["weak_sandbox"] = {"reasons": weak}
         timing = self.timing if v.ok else None  # an incorrect result shows no speedup
         return EvalResult(
             task_name=self.session.task.name, candidate_id=self.candidate.id,

@@ -57,11 +57,16 @@ class Channel:
         self.log_file = log_file
         self.log_start = _size(log_file)
         self.frozen: list[int] = []
+        self.group: Any = None  # the candidate's cgroups.CandidateGroup, when there is one
 
     def pids(self) -> list[int]:
         if self.tree_root is not None:
-            return sandbox.descendants(self.tree_root)
-        return [self.root_pid, *sandbox.descendants(self.root_pid)]
+            found = sandbox.descendants(self.tree_root)
+        else:
+            found = [self.root_pid, *sandbox.descendants(self.root_pid)]
+        if self.group is not None:  # also what left the tree (re-parented elsewhere)
+            found += [p for p in self.group.pids() if p not in found]
+        return found
 
     def request(self, message: dict[str, Any], timeout: float, expect: frozenset[str],
                 fds: list[int] = ()) -> dict[str, Any]:
@@ -101,8 +106,15 @@ class Channel:
         raise RunnerFailed("crash", "the runner exited unexpectedly")
 
     def freeze(self) -> None:
-        """Stop every process of this runner (until :meth:`thaw`)."""
+        """Stop every process of this runner (until :meth:`thaw`): its cgroup's freezer
+        when it has one, and ``SIGSTOP`` to every process found (the fallback)."""
         self.frozen = []
+        if self.group is not None:
+            try:
+                if self.group.freeze():
+                    return
+            except OSError:
+                pass
         for _ in range(4):  # again, for processes forked while the first pass ran
             new = [p for p in self.pids() if p not in self.frozen]
             if not new:
@@ -111,6 +123,11 @@ class Channel:
             self.frozen += new
 
     def thaw(self) -> None:
+        if self.group is not None:
+            try:
+                self.group.thaw()
+            except OSError:
+                pass
         sandbox.signal_all(self.frozen, signal.SIGCONT)
         self.frozen = []
 
@@ -178,6 +195,9 @@ class CandidateRunner:
             self.channel.sock.close()
         except OSError:
             pass
+        group, self.channel.group = self.channel.group, None
+        if group is not None:
+            group.close()  # kills what escaped the tree too
         return self.server.reap(self.scratch)
 
 

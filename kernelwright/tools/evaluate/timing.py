@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 import random
 import statistics
-import time
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from kernelwright.spec.result import Flag, Level, Timing
 from kernelwright.tools.evaluate import _compare as cmp
-from kernelwright.tools.evaluate import freshness
+from kernelwright.tools.evaluate import clocks, freshness
 from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.observers import Observer
 from kernelwright.tools.evaluate.session import Arenas, make_arenas
@@ -82,6 +81,17 @@ class Sides:
 def time_candidate(ev: CandidateEvaluation, observers: Sequence[Observer]) -> TimingOutcome:
     """Warm up, choose the batch size, then time interleaved rounds (see the module doc)."""
     settings = ev.settings
+    outcome = _time_candidate(ev, observers, settings)
+    tampered = clocks.replaced()
+    if tampered:  # measured with the saved clocks, but something is at work in this process
+        return TimingOutcome(problem=f"the harness's clock was replaced ("
+                             f"{', '.join(tampered)}); no timing is trusted",
+                             flags={Flag.TIMER_TAMPERING})
+    return outcome
+
+
+def _time_candidate(ev: CandidateEvaluation, observers: Sequence[Observer],
+                    settings) -> TimingOutcome:
     probe = _sides(ev, PROBE_SLOTS)
     for _ in range(max(1, settings.warmup_calls)):
         t_ref = _batch(ev, probe, "ref", list(range(PROBE_SLOTS))) / PROBE_SLOTS
@@ -149,9 +159,9 @@ def _batch(ev: CandidateEvaluation, sides: Sides, side: str, slots: list[int],
         obs.before_start()
     other.freeze()
     try:
-        start = time.perf_counter()
+        start = clocks.perf_counter()
         reply = send(message)
-        elapsed = time.perf_counter() - start
+        elapsed = clocks.perf_counter() - start
     finally:
         other.thaw()
     for obs in observers:

@@ -6,8 +6,9 @@ reference's recorded outputs under the contract's tolerance and agree with each 
 bit (else non-deterministic or reading uninitialised memory); its input slots must come back
 unchanged; it must not keep references to its outputs between calls. On the smallest
 variant's first seed the outputs are also compared with a float64 reference (see
-:mod:`precision`). When the contract forbids framework operators, the aten operators the
-runner reports are checked against an allowlist (:data:`NON_COMPUTE_OPS`).
+:mod:`precision`). When the contract forbids framework operators, the candidate's process
+has every computing operator outside :data:`NON_COMPUTE_OPS` refused by the dispatcher
+(:mod:`lockdown`); a refusal in the runner's error flags ``FRAMEWORK_OPERATOR``.
 
 Every judgement runs here, in the trusted process, on copies the candidate cannot reach; the
 runner only ever produced numbers in its output slots.
@@ -22,6 +23,7 @@ import torch
 from kernelwright.spec import Contract
 from kernelwright.spec.result import REJECTING, Flag, Level, VariantCheck
 from kernelwright.tools.evaluate import _compare as cmp
+from kernelwright.tools.evaluate.lockdown import MARKER as LOCKDOWN_MARKER
 from kernelwright.tools.evaluate.precision import downgrade_message
 
 # Operators that allocate, fill, copy, convert or re-view memory: allowed to a candidate whose
@@ -48,6 +50,10 @@ VENDOR_OPS = frozenset({
     "conv_transpose2d", "conv_transpose3d",
     # oneDNN with fused post-ops (bias, activation), as the lowering's vendor anchors call it
     "_linear_pointwise", "_convolution_pointwise", "linear", "mkldnn_linear",
+    # the CPU convolution kernels they reach through the dispatcher, and the in-place add
+    # of a transposed convolution's bias (nothing addmm with an identity does not give)
+    "_slow_conv2d_forward", "slow_conv3d_forward", "slow_conv_dilated2d",
+    "slow_conv_dilated3d", "slow_conv_transpose2d", "slow_conv_transpose3d", "add_",
 })
 
 RUNNER_LEVELS = {"syntax": Level.SYNTAX_ERROR, "build": Level.BUILD_FAILED,
@@ -67,9 +73,22 @@ class Rejected(Exception):
 def runner_error(reply: dict) -> Rejected:
     """A runner's ``error`` message as a rejection (it can only make its own verdict worse)."""
     level = str(reply.get("level"))
+    error = str(reply.get("error"))[:6000]
     flags = {Flag.WRONG_OUTPUT_TYPE} if level == "type" else set()
-    return Rejected(RUNNER_LEVELS.get(level, Level.RUNTIME_ERROR),
-                    str(reply.get("error"))[:6000], flags)
+    if LOCKDOWN_MARKER in error:  # it called a framework operator the lockdown refused
+        flags.add(Flag.FRAMEWORK_OPERATOR)
+    return Rejected(RUNNER_LEVELS.get(level, Level.RUNTIME_ERROR), error, flags)
+
+
+def lockdown_allowed(contract: Contract) -> list[str] | None:
+    """The aten operators a custom-kernels-only candidate's process keeps (None: the
+    contract allows the framework, nothing is locked down); see :mod:`lockdown`."""
+    if contract.allows("framework"):
+        return None
+    allowed = set(NON_COMPUTE_OPS)
+    if contract.allows("vendor_library"):
+        allowed |= VENDOR_OPS
+    return sorted(allowed)
 
 
 @dataclass

@@ -3,8 +3,10 @@
 The runner's rlimits are per process: forked children each stay under the address-space
 limit but together can hold several times the memory. Without a per-candidate cgroup (see
 docs/SECURITY.md), the orchestrator polls the tree below the candidate's fork server and kills
-all of it when the processes *together* hold more resident memory than the limit, or are more
-than the process limit. The candidate cannot see or stop this thread.
+all of it when the processes *together* hold more resident memory than the limit, are more
+than the process limit, or have used more CPU time than the limit (each process's own and
+that of the children it reaped, so a forked spinner counts). The candidate cannot see or stop
+this thread.
 """
 
 from __future__ import annotations
@@ -18,6 +20,19 @@ from kernelwright.tools.evaluate import sandbox
 
 POLL_S = 0.1
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of ``pid`` and of its reaped children (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(fields[i]) for i in (11, 12, 13, 14)) / _TICK  # utime..cstime
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def resident_bytes(pid: int) -> int:
@@ -36,9 +51,10 @@ class TreeWatchdog:
     why in :attr:`tripped`."""
 
     def __init__(self, pids: Callable[[], list[int]], memory_mb: int,
-                 processes: int = sandbox.MAX_PROCESSES) -> None:
+                 processes: int = sandbox.MAX_PROCESSES, cpu_s: float | None = None) -> None:
         self.pids, self.limit = pids, memory_mb << 20
-        self.processes = processes
+        self.processes, self.cpu_s = processes, cpu_s
+        self.spent: dict[int, float] = {}  # CPU time last seen per process (dead ones too)
         self.tripped: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kw-tree-watchdog", daemon=True)
@@ -57,6 +73,13 @@ class TreeWatchdog:
         if len(pids) > self.processes:
             return (f"the candidate's processes together exceeded the process limit "
                     f"({len(pids)} > {self.processes})")
+        if self.cpu_s is not None:
+            for p in pids:
+                self.spent[p] = max(self.spent.get(p, 0.0), cpu_seconds(p))
+            used = sum(self.spent.values())
+            if used > self.cpu_s:
+                return (f"the candidate's processes together exceeded the CPU-time limit "
+                        f"({used:.1f} s > {self.cpu_s:g} s; forked children count too)")
         total = sum(resident_bytes(p) for p in pids)
         if total > self.limit:
             return (f"the candidate's processes together exceeded the memory limit "

@@ -11,6 +11,7 @@ import pytest
 from kw_eval_helpers import FIXTURES, candidate, task
 
 from kernelwright.spec import Candidate
+from kernelwright.spec.result import Flag
 from kernelwright.tools.evaluate import Level, WorkerPool
 
 pytestmark = pytest.mark.slow
@@ -152,11 +153,61 @@ def test_zeros_within_a_loose_atol_are_a_value_mismatch(pool, honest):
     honest()
 
 
-@pytest.mark.parametrize("way", ["pop_modes", "no_dispatch", "thread", "numpy"])
+@pytest.mark.parametrize("way", ["pop_modes", "no_dispatch", "thread", "prims", "redispatch",
+                                 "kernel_getter", "python_dispatcher"])
 def test_custom_kernels_only_cannot_be_bypassed(pool, honest, way):
     r = pool.evaluate(task("gelu_kernel"), attack("custom_only_bypass", way=way))
     assert r.error is None or "ValueError" not in r.error  # the fixture ran its way
+    assert not r.correct, way
+    if way != "thread":  # the thread's refusal dies with the thread; its caller fails later
+        assert Flag.FRAMEWORK_OPERATOR in r.flags, (way, r.error)
+        assert "contract allows custom kernels only" in r.error
+    honest()
+
+
+def test_custom_kernels_only_numpy_is_a_known_gap(pool, honest):
+    r = pool.evaluate(task("gelu_kernel"), attack("custom_only_bypass", way="numpy"))
+    assert r.error is None or "ValueError" not in r.error
     honest()
     if r.correct:  # documented gap (docs/SECURITY.md, "What is not defended")
-        pytest.xfail(f"{way}: the operators used are recorded inside the candidate's process")
+        pytest.xfail("numpy: its compute runs in the candidate's process, which the trusted "
+                     "backends need it in")
     assert not r.correct
+
+
+def test_a_replaced_clock_rejects_the_timing_and_is_not_used(pool, honest, monkeypatch):
+    import time
+
+    from kernelwright.tools.evaluate import clocks
+
+    real = time.perf_counter
+    monkeypatch.setattr(time, "perf_counter", lambda: real() * 0.001)  # 1000x "faster"
+    assert clocks.replaced() == ["time.perf_counter"]
+    r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
+    monkeypatch.undo()
+    assert clocks.replaced() == []
+    assert not r.correct and Flag.TIMER_TAMPERING in r.flags, r.error
+    assert "time.perf_counter" in r.error and r.speedup is None
+    honest()
+
+
+def test_without_cgroups_results_are_weak_sandbox_with_the_reason(pool, honest, monkeypatch,
+                                                                  capsys):
+    from kernelwright.cli.doctor import warn_weak_sandbox
+    from kernelwright.tools.evaluate import cgroups
+
+    reason = "no per-candidate cgroup (memory, pids, freezer) can be made here (test)"
+    monkeypatch.setattr(cgroups, "_probe", [reason])
+    r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
+    assert r.correct, r.error  # the candidate still runs, unheld, the weak way
+    assert Flag.WEAK_SANDBOX in r.flags
+    reasons = r.observations["weak_sandbox"]["reasons"]
+    assert any(reason in text for text in reasons), reasons
+    assert not any("bubblewrap" in text for text in reasons) or not pool.sandbox.available
+    monkeypatch.setattr("kernelwright.cli.doctor._warned", [])
+    warn_weak_sandbox(r.flags, reasons)
+    err = capsys.readouterr().err
+    assert "WEAK SANDBOX" in err and "cgroup" in err and "WITHOUT bubblewrap" not in err
+    monkeypatch.undo()
+    after = honest()
+    assert Flag.WEAK_SANDBOX not in after.flags or cgroups.unavailable() is not None
