@@ -1,9 +1,9 @@
 """Warm evaluations per hour with one worker against two, and the per-candidate stage costs.
 
-A *worker* here is one process with its own local ``WorkerPool`` (one intra-op thread, its own
-build cache and data directory): Ray workers are not used (``--cluster`` is not part of this
-tree's benchmark), so "two workers" means two such processes on this machine, fed disjoint
-halves of the same candidate list.
+A *worker* here is one process with its own local ``WorkerPool`` (one intra-op thread, its
+own data directory; the build cache is shared): Ray workers are not used (``--cluster`` is not
+part of this tree's benchmark), so "two workers" means two such processes on this machine,
+fed disjoint halves of the same candidate list.
 
 Each worker first evaluates its share once (warm-up: sessions started, build caches filled;
 not reported), says READY and waits; all workers are released together, evaluate their share
@@ -55,8 +55,8 @@ def serve(args: argparse.Namespace) -> None:
     from kernelwright.tools.evaluate import WorkerPool
 
     scratch = Path(args.scratch)
-    os.environ["KERNELWRIGHT_CACHE_DIR"] = str(scratch / "cache")
-    settings = Settings(cache_dir=scratch / "cache", data_dir=scratch / "data",
+    os.environ["KERNELWRIGHT_CACHE_DIR"] = args.cache
+    settings = Settings(cache_dir=Path(args.cache), data_dir=scratch / "data",
                         min_time_s=args.min_time, worker_threads=1)
     listed = json.loads(Path(args.candidates).read_text())
     share = [(t, n, s) for t in sorted(listed) for n, s in listed[t]][args.index::args.of]
@@ -91,8 +91,8 @@ def measure(tree: Path, workers: int, args: argparse.Namespace, scratch: Path) -
     for i in range(workers):
         cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", "--scratch",
                str(scratch / f"w{i}"), "--candidates", args.candidates, "--index", str(i),
-               "--of", str(workers), "--rounds", str(args.rounds), "--min-time",
-               str(args.min_time)]
+               "--of", str(workers), "--cache", args.cache, "--rounds", str(args.rounds),
+               "--min-time", str(args.min_time)]
         procs.append(subprocess.Popen(cmd, env=env, cwd=tree, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     for p in procs:
@@ -135,6 +135,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--min-time", type=float, default=0.2, help="settings.min_time_s")
     parser.add_argument("--tasks", nargs="*", default=TASKS)
+    parser.add_argument("--cache", help="the build cache every worker shares (default: a new "
+                        "one; the first configuration's warm-up fills it)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
     parser.add_argument("--candidates", help=argparse.SUPPRESS)
@@ -148,6 +150,7 @@ def main() -> None:
     listed = base / "candidates.json"
     listed.write_text(json.dumps(candidate_list(args.tasks)))
     args.candidates = str(listed)
+    args.cache = str(Path(args.cache or base / "cache").resolve())
     print(f"load average before: {os.getloadavg()} on {os.cpu_count()} cores; "
           f"min_time_s={args.min_time}, rounds={args.rounds}, tasks={args.tasks}; "
           "workers are local processes with one WorkerPool each (no Ray)")
