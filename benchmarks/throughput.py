@@ -13,6 +13,12 @@ candidate the wall time of ``pool.evaluate`` and its stages (``EvalResult.phases
 verify, time). Overhead = wall - (build + verify + time). Evaluations per hour = measured
 evaluations / the slowest worker's measured wall time.
 
+``--cold-kernels``: every configuration gets its own build cache holding only the SYCL shim
+(copied from the shared cache, built once; each worker records the copy as trusted before its
+pool starts), so each starts with every kernel cold and the measured pass shows what a run
+gains from reusing a source built earlier in the same run (without it, the first
+configuration's builds warm the cache for all later ones).
+
 ``--before TREE`` runs the same measurement with another checkout on ``PYTHONPATH`` first (e.g.
 ``/work/main`` before a change), so both figures come from one run on the same machine load.
 The machine's load average is printed before and after: on a shared machine the figures move
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -58,6 +65,10 @@ def serve(args: argparse.Namespace) -> None:
     os.environ["KERNELWRIGHT_CACHE_DIR"] = args.cache
     settings = Settings(cache_dir=Path(args.cache), data_dir=scratch / "data",
                         min_time_s=args.min_time, worker_threads=1)
+    if args.seed_shim:  # the shim copied by the parent: recorded here, as the trusted side
+        from kernelwright.tools.evaluate.build_cache import BuildCache
+
+        BuildCache.of(settings).adopt()
     listed = json.loads(Path(args.candidates).read_text())
     share = [(t, n, s) for t in sorted(listed) for n, s in listed[t]][args.index::args.of]
     work = [(Task.from_path(ROOT / "examples/tasks" / f"{t}.py"), n,
@@ -87,12 +98,19 @@ def serve(args: argparse.Namespace) -> None:
 def measure(tree: Path, workers: int, args: argparse.Namespace, scratch: Path) -> dict:
     """Start ``workers`` worker processes on ``tree``; release them together; their rows."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    cache, seeded = args.cache, []
+    if args.cold_kernels:
+        cache = str(scratch / "cache")
+        shim = Path(args.cache) / "sycl-shim"
+        if shim.is_dir():
+            shutil.copytree(shim, Path(cache) / "sycl-shim")
+            seeded = ["--seed-shim"]
     procs = []
     for i in range(workers):
         cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", "--scratch",
                str(scratch / f"w{i}"), "--candidates", args.candidates, "--index", str(i),
-               "--of", str(workers), "--cache", args.cache, "--rounds", str(args.rounds),
-               "--min-time", str(args.min_time)]
+               "--of", str(workers), "--cache", cache, "--rounds", str(args.rounds),
+               "--min-time", str(args.min_time), *seeded]
         procs.append(subprocess.Popen(cmd, env=env, cwd=tree, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     for p in procs:
@@ -137,6 +155,9 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="*", default=TASKS)
     parser.add_argument("--cache", help="the build cache every worker shares (default: a new "
                         "one; the first configuration's warm-up fills it)")
+    parser.add_argument("--cold-kernels", action="store_true",
+                        help="each configuration starts with no kernel built (see above)")
+    parser.add_argument("--seed-shim", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
     parser.add_argument("--candidates", help=argparse.SUPPRESS)
@@ -151,7 +172,8 @@ def main() -> None:
     listed.write_text(json.dumps(candidate_list(args.tasks)))
     args.candidates = str(listed)
     args.cache = str(Path(args.cache or base / "cache").resolve())
-    print(f"load average before: {os.getloadavg()} on {os.cpu_count()} cores; "
+    print(("each configuration starts with a cold kernel cache; " if args.cold_kernels
+           else "") + f"load average before: {os.getloadavg()} on {os.cpu_count()} cores; "
           f"min_time_s={args.min_time}, rounds={args.rounds}, tasks={args.tasks}; "
           "workers are local processes with one WorkerPool each (no Ray)")
     trees = ([("before", args.before)] if args.before else []) + [("after", args.after)]
