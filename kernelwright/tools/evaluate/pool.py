@@ -36,7 +36,7 @@ from kernelwright.tools.evaluate.sandbox import SandboxProbe, probe_bwrap
 from kernelwright.tools.evaluate.session import TaskSession
 
 log = logging.getLogger(__name__)
-BUILDER_POOL_S = 300.0  # the trusted builder's time per pool close, all candidates together
+BUILDER_POOL_S = 300.0  # the trusted builder's time per pool, all candidates together
 
 # Settings that shape the runner processes; a change starts a new session.
 _START_KEYS = ("memory_limit_mb", "worker_threads", "cache_dir", "data_dir", "call_timeout_s",
@@ -75,6 +75,7 @@ class WorkerPool:
         self._promotions: list[Future] = []
         self._promoted: set[str] = set()  # content hashes of sources handed to the builder
         self._record = threading.Lock()  # the integrity record: one writer in this process
+        self.builder_s = 0.0  # the trusted builder's seconds so far (capped: BUILDER_POOL_S)
         self.starts = 0
         self.private_builds = 0  # kernel sources candidates had to compile themselves
 
@@ -154,6 +155,10 @@ class WorkerPool:
                 fresh.append(request)
         if not fresh:
             return
+        if self.builder_s >= BUILDER_POOL_S:
+            log.info("trusted builder: the pool's %g s are spent; %d sources are not shared",
+                     BUILDER_POOL_S, len(fresh))
+            return
         self._pending.append((settings, bwrap, fresh))
         if self._builder is None:
             self._builder = ThreadPoolExecutor(1, thread_name_prefix="kw-trusted-builder")
@@ -163,6 +168,7 @@ class WorkerPool:
                  builds: list[dict[str, Any]]) -> dict[str, Any]:
         timeout = min(builder.CANDIDATE_S, settings.call_timeout_s * 2)
         report = builder.promote(builds, settings, bwrap, timeout)
+        self.builder_s += float(report.get("seconds", 0.0))
         if report.get("error"):  # not shared: a later candidate may hand it over again
             log.info("trusted builder: %s", " ".join(str(report["error"]).split())[-300:])
             self._promoted.difference_update(_content_hash(b) for b in builds)
