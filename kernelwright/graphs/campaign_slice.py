@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelwright.config import Settings
-from kernelwright.graphs.optimize import build_optimize_graph
+from kernelwright.graphs.drive import drive, initial_state, snapshot, step_limit
 from kernelwright.graphs.runner import finish_report
 from kernelwright.graphs.state import current_profiles
 from kernelwright.graphs.store import RunStore, open_checkpointer
@@ -68,7 +68,7 @@ class SliceRunner:
         self.context_factory = context_factory
         self.max_open = max_open
         self.saver = open_checkpointer(runs.root)
-        self._open: OrderedDict[str, tuple[contextlib.ExitStack, Any, Any]] = OrderedDict()
+        self._open: OrderedDict[str, tuple[contextlib.ExitStack, Any]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"SliceRunner({self.runs!r}, open={list(self._open)})"
@@ -81,7 +81,7 @@ class SliceRunner:
 
     def close(self) -> None:
         while self._open:
-            _, (stack, _, _) = self._open.popitem(last=False)
+            _, (stack, _) = self._open.popitem(last=False)
             stack.close()
 
     def run(
@@ -104,22 +104,22 @@ class SliceRunner:
             self.runs.create_run(run_id, {**meta, "task": task.name, "task_path": str(task.path),
                                           "backend": self.settings.backend, "budget": target,
                                           "status": "created"})  # fmt: skip
-        graph = self._graph(run_id)
+        ctx = self._context(run_id)
         self._limit(run_id, deadline)
-        config = {
-            "configurable": {"thread_id": run_id},
-            "max_concurrency": self.settings.max_concurrent_evals,
-            "recursion_limit": 10_000,
-        }
-        snapshot = graph.get_state(config) if self.saver.get_tuple(config) else None
-        if snapshot is None:
-            self._stream(graph, self._initial(run_id, target), config, observer)
-        elif snapshot.next or snapshot.tasks:
-            self._stream(graph, None, config, observer)
-        values = graph.get_state(config).values
+        limit = step_limit(self.settings, target)
+        snap = snapshot("optimize", self.saver, run_id)
+        if snap is None:
+            start = initial_state(run_id, self.runs.meta(run_id), budget=target)
+            snap = drive("optimize", ctx, self.saver, run_id, start, limit=limit,
+                         observer=observer)  # fmt: skip
+        elif snap.next or snap.tasks:
+            snap = drive("optimize", ctx, self.saver, run_id, None, limit=limit,
+                         observer=observer)  # fmt: skip
+        values = snap.values
         if values.get("budget", 0) < target:
-            self._stream(graph, {"budget": target}, config, observer)
-            values = graph.get_state(config).values
+            snap = drive("optimize", ctx, self.saver, run_id, {"budget": target}, limit=limit,
+                         observer=observer)  # fmt: skip
+            values = snap.values
         self.runs.update_meta(run_id, budget=target)
         finish_report(self.runs, run_id, values, self.settings)
         return self._outcome(run_id, values, target)
@@ -127,41 +127,24 @@ class SliceRunner:
     def _limit(self, run_id: str, deadline: float | None) -> None:
         """Give the run's critic the campaign's deadline as its time limit (the critic counts
         from the run's start), so a slice stops at the deadline, not after its last round."""
-        critic = self._open[run_id][2].critic
+        critic = self._open[run_id][1].critic
         limit = None if deadline is None else deadline - self.runs.meta(run_id)["started"]
         for rule in (critic, getattr(critic, "fallback", None)):
             if rule is not None and hasattr(rule, "time_limit_s"):
                 rule.time_limit_s = limit
 
-    def _initial(self, run_id: str, target: int) -> dict[str, Any]:
-        meta = self.runs.meta(run_id)
-        return {
-            "run_id": run_id,
-            "task_path": meta["task_path"],
-            "backend": meta["backend"],
-            "budget": target,
-            "started": meta["started"],
-            "plan": None,
-        }
-
-    def _stream(self, graph, start, config, observer) -> None:
-        for chunk in graph.stream(start, config, stream_mode="updates", durability="sync"):
-            for node, update in chunk.items():
-                if observer is not None:
-                    observer(node, update or {})
-
-    def _graph(self, run_id: str):
+    def _context(self, run_id: str) -> Any:
+        """The run's team (kept open: warm workers), opening it if needed."""
         if run_id in self._open:
             self._open.move_to_end(run_id)
             return self._open[run_id][1]
         while len(self._open) >= self.max_open:
-            _, (stack, _, _) = self._open.popitem(last=False)
+            _, (stack, _) = self._open.popitem(last=False)
             stack.close()
         stack = contextlib.ExitStack()
         ctx = stack.enter_context(self.context_factory(self.settings, self.runs, run_id))
-        graph = build_optimize_graph(ctx, checkpointer=self.saver)
-        self._open[run_id] = (stack, graph, ctx)
-        return graph
+        self._open[run_id] = (stack, ctx)
+        return ctx
 
     def _outcome(self, run_id: str, values: dict[str, Any], target: int) -> SliceOutcome:
         profiles = list(values.get("profiles") or [])

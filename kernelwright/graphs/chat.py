@@ -18,7 +18,6 @@ kernel to the coder with more budget (the rejected kernel is never offered again
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
 
 from langgraph.graph import END, START, StateGraph
@@ -27,7 +26,7 @@ from langgraph.types import Command, interrupt
 
 from kernelwright.agents.request_parser import OfflineRequestParser, RunRequest
 from kernelwright.graphs.chat_task import revision_source
-from kernelwright.graphs.optimize import OptimizeContext, OptimizeNodes
+from kernelwright.graphs.optimize import OptimizeContext, OptimizeNodes, node
 from kernelwright.graphs.state import RunState, current_profiles, reference_of
 from kernelwright.spec.contract import ImplementationSpace
 from kernelwright.spec.figures import compile_sentence, verdict_sentence
@@ -60,34 +59,27 @@ def offered_kernel(state: ChatState) -> Profile | None:
     return best_profile([p for p in profiles if p.candidate_id not in rejected])
 
 
-def build_chat_graph(
-    context: OptimizeContext,
-    checkpointer=None,
-    stop_requested: Callable[[], bool] = lambda: False,
-    quote_reasons: bool = False,
-) -> CompiledStateGraph:
-    """Compile the reviewed loop over ``context``; ``stop_requested`` is polled by the critic.
-
-    ``quote_reasons``: write a task revision for every rejection reason (an LLM reads them);
-    otherwise only when a reason changes the constraints (the offline agents read only those).
+def build_chat_graph(checkpointer=None) -> CompiledStateGraph:
+    """Compile the reviewed loop. Each run passes its :class:`OptimizeContext` as LangGraph's
+    ``context``; the chat knobs live there: ``stop_requested`` is polled by the critic, and
+    ``quote_reasons`` writes a task revision for every rejection reason (an LLM reads them;
+    otherwise only when a reason changes the constraints: the offline agents read only those).
     """
-    nodes = ChatNodes(context, stop_requested, quote_reasons)
-    loop = nodes.loop
-    graph = StateGraph(ChatState)
-    graph.add_node("planner", nodes.planner)
-    graph.add_node("review_plan", nodes.review_plan, destinations=("coder", "planner"))
-    graph.add_node("coder", loop.coder)
-    graph.add_node("search", loop.search)
-    graph.add_node("evaluate", loop.evaluate)
-    graph.add_node("critic", nodes.critic)
-    graph.add_node("review_kernel", nodes.review_kernel, destinations=("coder", END))
+    graph = StateGraph(ChatState, context_schema=OptimizeContext)
+    graph.add_node("planner", node(ChatNodes, "planner"))
+    graph.add_node("review_plan", node(ChatNodes, "review_plan"),
+                   destinations=("coder", "planner"))
+    for name in ("coder", "search", "evaluate", "confirm"):
+        graph.add_node(name, node(OptimizeNodes, name))
+    graph.add_node("critic", node(ChatNodes, "critic"))
+    graph.add_node("review_kernel", node(ChatNodes, "review_kernel"), destinations=("coder", END))
+    fan_out = node(OptimizeNodes, "fan_out")
     graph.add_edge(START, "planner")
     graph.add_edge("planner", "review_plan")
-    graph.add_conditional_edges("coder", loop.fan_out, ["evaluate", "critic"])
-    graph.add_conditional_edges("search", loop.fan_out, ["evaluate", "critic"])
+    graph.add_conditional_edges("coder", fan_out, ["evaluate", "critic"])
+    graph.add_conditional_edges("search", fan_out, ["evaluate", "critic"])
     graph.add_edge("evaluate", "critic")
-    graph.add_node("confirm", loop.confirm)
-    graph.add_conditional_edges("critic", nodes.route, ["coder", "search", "confirm"])
+    graph.add_conditional_edges("critic", node(ChatNodes, "route"), ["coder", "search", "confirm"])
     graph.add_edge("confirm", "review_kernel")
     return graph.compile(checkpointer=checkpointer)
 
@@ -95,13 +87,13 @@ def build_chat_graph(
 class ChatNodes:
     """The review nodes, plus the optimisation loop's own nodes (``loop``)."""
 
-    def __init__(
-        self, ctx: OptimizeContext, stop_requested: Callable[[], bool], quote_reasons: bool
-    ) -> None:
+    def __init__(self, ctx: OptimizeContext) -> None:
         self.ctx = ctx
         self.loop = OptimizeNodes(ctx)
-        self.stop_requested = stop_requested
-        self.quote_reasons = quote_reasons
+        self.quote_reasons = ctx.quote_reasons
+
+    def stop_requested(self) -> bool:
+        return bool(self.ctx.stop_requested and self.ctx.stop_requested())
 
     # -- planning -----------------------------------------------------------------------------
     def planner(self, state: ChatState) -> dict:

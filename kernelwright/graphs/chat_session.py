@@ -19,10 +19,11 @@ from typing import Any
 from langgraph.types import Command
 
 from kernelwright.agents.request_parser import RunRequest
-from kernelwright.config import LLMSettings, Settings
+from kernelwright.config import Settings
 from kernelwright.errors import ChatError
-from kernelwright.graphs.chat import build_chat_graph, offered_kernel
+from kernelwright.graphs.chat import offered_kernel
 from kernelwright.graphs.chat_task import revision_source, task_spaces
+from kernelwright.graphs.drive import drive, has_checkpoint, initial_state, run_settings, snapshot
 from kernelwright.graphs.state import current_profiles
 from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
@@ -67,17 +68,10 @@ class ChatSession:
             )
         self.run_id = run_id
         self.meta = meta
-        update: dict[str, Any] = {"backend": meta["backend"]}
-        if not settings.llm.enabled and meta.get("llm"):  # the endpoint the thread began with
-            update["llm"] = LLMSettings(**meta["llm"])
-        self.settings = settings.model_copy(update=update)
+        # The endpoint and time limit the thread began with (the budget lives in its state).
+        self.settings = run_settings(settings, meta, ("backend", "time_limit_s"))
         self.context_factory = context_factory
         self.stop_event = threading.Event()
-        self.config = {
-            "configurable": {"thread_id": run_id},
-            "max_concurrency": self.settings.max_concurrent_evals,
-            "recursion_limit": 10_000,
-        }
 
     def __repr__(self) -> str:
         return f"ChatSession({self.run_id!r}, root={str(self.runs.root)!r})"
@@ -126,18 +120,9 @@ class ChatSession:
 
     def _initial_state(self) -> dict[str, Any]:
         meta = self.meta
-        return {
-            "run_id": self.run_id,
-            "task_path": meta["task_path"],
-            "backend": meta["backend"],
-            "budget": meta["budget"],
-            "started": meta["started"],
-            "plan": None,
-            "request": meta["request"],
-            "base_source": meta["base_source"],
-            "task_spaces": meta["task_spaces"],
-            "revision": 0,
-        }
+        return initial_state(self.run_id, meta, request=meta["request"],
+                             base_source=meta["base_source"], task_spaces=meta["task_spaces"],
+                             revision=0)  # fmt: skip
 
     # -- driving ----------------------------------------------------------------------------------
     def advance(
@@ -150,25 +135,15 @@ class ChatSession:
         pending review (``{"approve": bool, "reason": str}``)."""
         saver = open_checkpointer(self.runs.root)
         settings = self.settings
-        if self.meta.get("time_limit_s"):
-            settings = settings.model_copy(update={"time_limit_s": self.meta["time_limit_s"]})
-        quote = settings.llm.enabled  # LLM agents read the reasons quoted in the task file
         with self.context_factory(settings, self.runs, self.run_id) as ctx:
-            graph = build_chat_graph(
-                ctx, saver, stop_requested=self.stop_event.is_set, quote_reasons=quote
-            )
+            ctx.stop_requested = self.stop_event.is_set
+            ctx.quote_reasons = settings.llm.enabled  # LLM agents read the quoted reasons
             if answer is not None:
                 start: Any = Command(resume=answer)
             else:
-                start = None if saver.get_tuple(self.config) else self._initial_state()
-            for chunk in graph.stream(
-                start, self.config, stream_mode="updates", durability="sync"
-            ):
-                for node, update in chunk.items():
-                    if emit is not None and node != "__interrupt__":
-                        emit(node, update or {})
-                if quit_requested():
-                    break
+                start = None if has_checkpoint(saver, self.run_id) else self._initial_state()
+            drive("chat", ctx, saver, self.run_id, start, observer=emit,
+                  quit_requested=quit_requested)  # fmt: skip
         return self.where()
 
     def where(self) -> Pause:
@@ -185,14 +160,7 @@ class ChatSession:
         return Pause("paused")
 
     def _snapshot(self):
-        from kernelwright.graphs.chat import build_chat_graph as build
-        from kernelwright.graphs.optimize import OptimizeContext
-
-        saver = open_checkpointer(self.runs.root)
-        if saver.get_tuple(self.config) is None:
-            return None
-        stub = OptimizeContext(self.settings, self.runs, *(None,) * 5)  # state reads only
-        return build(stub, saver).get_state(self.config)
+        return snapshot("chat", open_checkpointer(self.runs.root), self.run_id)
 
     # -- what the slash commands show -----------------------------------------------------------
     def values(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from kernelwright.agents import Coder, Critic, Planner, Profiler
@@ -71,6 +72,10 @@ class OptimizeContext:
     # Evaluate the reference itself as a candidate when the task allows the framework space
     # (spec/reference.py; also needs settings.reference_candidate).
     evaluate_reference: bool = False
+    # The chat graph's knobs (graphs/chat.py): polled by its critic / whether every rejection
+    # reason is quoted into a task revision (an LLM reads them).
+    stop_requested: Callable[[], bool] | None = None
+    quote_reasons: bool = False
     _tasks: dict[str, tuple[Task, Contract]] = field(default_factory=dict)
 
     def task(self, path: str) -> tuple[Task, Contract]:
@@ -82,24 +87,32 @@ class OptimizeContext:
         return self._tasks[path]
 
 
-def build_optimize_graph(context: OptimizeContext, checkpointer=None) -> CompiledStateGraph:
-    """Compile the planner -> coder -> evaluate -> critic loop over ``context``."""
-    nodes = OptimizeNodes(context)
-    graph = StateGraph(RunState)
-    graph.add_node("planner", nodes.planner)
-    graph.add_node("coder", nodes.coder)
-    graph.add_node("search", nodes.search)
-    graph.add_node("evaluate", nodes.evaluate)
-    graph.add_node("critic", nodes.critic)
-    graph.add_node("confirm", nodes.confirm)
+def build_optimize_graph(checkpointer=None) -> CompiledStateGraph:
+    """Compile the planner -> coder -> evaluate -> critic loop. The graph holds no run data:
+    each run passes its :class:`OptimizeContext` as LangGraph's ``context`` (``Runtime``), so
+    one compiled graph serves every run of the process (see ``graphs.drive``)."""
+    graph = StateGraph(RunState, context_schema=OptimizeContext)
+    for name in ("planner", "coder", "search", "evaluate", "critic", "confirm"):
+        graph.add_node(name, node(OptimizeNodes, name))
+    fan_out, route = node(OptimizeNodes, "fan_out"), node(OptimizeNodes, "route")
     graph.add_edge(START, "planner")
     graph.add_edge("planner", "coder")
-    graph.add_conditional_edges("coder", nodes.fan_out, ["evaluate", "critic"])
-    graph.add_conditional_edges("search", nodes.fan_out, ["evaluate", "critic"])
+    graph.add_conditional_edges("coder", fan_out, ["evaluate", "critic"])
+    graph.add_conditional_edges("search", fan_out, ["evaluate", "critic"])
     graph.add_edge("evaluate", "critic")
-    graph.add_conditional_edges("critic", nodes.route, ["coder", "search", "confirm"])
+    graph.add_conditional_edges("critic", route, ["coder", "search", "confirm"])
     graph.add_edge("confirm", END)
     return graph.compile(checkpointer=checkpointer)
+
+
+def node(nodes_class: type, name: str) -> Callable[..., Any]:
+    """A node (or edge) function calling ``nodes_class(runtime.context).<name>(state)``."""
+
+    def call(state: Any, runtime: Runtime[OptimizeContext]) -> Any:
+        return getattr(nodes_class(runtime.context), name)(state)
+
+    call.__name__ = call.__qualname__ = name
+    return call
 
 
 class OptimizeNodes:

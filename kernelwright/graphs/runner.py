@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel
 
-from kernelwright.config import LLMSettings, Settings
+from kernelwright.config import Settings
 from kernelwright.errors import RunStoreError
+from kernelwright.graphs.drive import (
+    Observer,
+    drive,
+    has_checkpoint,
+    initial_state,
+    run_settings,
+    step_limit,
+)
 from kernelwright.graphs.hierarchy import R3Search
-from kernelwright.graphs.optimize import build_optimize_graph, recursion_limit
 from kernelwright.graphs.state import current_profiles, history_of, reference_of
 from kernelwright.graphs.store import (  # noqa: F401  (store_root, run_state: re-exported)
     RunStore,
@@ -27,8 +33,6 @@ from kernelwright.spec import Task
 from kernelwright.spec.figures import best_figures  # noqa: F401  (re-exported)
 from kernelwright.spec.plan import Profile, best_profile
 from kernelwright.spec.result import Level
-
-Observer = Callable[[str, dict[str, Any]], None]  # (node name, state update)
 
 
 class RunReport(BaseModel):
@@ -105,22 +109,8 @@ def resume_run(
     an endpoint (then that one is used, e.g. after the first was down)."""
     runs = RunStore(store_root(settings, store))
     meta = runs.meta(run_id)
-    update: dict[str, Any] = {"backend": meta["backend"], "budget": meta["budget"]}
-    if not settings.llm.enabled and meta.get("llm"):
-        update["llm"] = LLMSettings(**meta["llm"])
-    settings = settings.model_copy(update=update)
+    settings = run_settings(settings, meta, ("backend", "budget"))
     return _drive(runs, run_id, meta, settings, observer, context_factory)
-
-
-def _initial_state(run_id: str, meta: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "run_id": run_id,
-        "task_path": meta["task_path"],
-        "backend": meta["backend"],
-        "budget": meta["budget"],
-        "started": meta["started"],
-        "plan": None,
-    }
 
 
 def _drive(runs, run_id, meta, settings, observer, context_factory) -> RunReport:
@@ -130,23 +120,15 @@ def _drive(runs, run_id, meta, settings, observer, context_factory) -> RunReport
     exception marks it ``failed`` with the error; Ctrl-C marks it ``interrupted``.
     """
     saver = open_checkpointer(runs.root)
-    config = {
-        "configurable": {"thread_id": run_id},
-        "max_concurrency": settings.max_concurrent_evals,
-        "recursion_limit": recursion_limit(settings.budget, settings.max_idle_rounds),
-    }
+    limit = step_limit(settings, settings.budget)
     # No checkpoint yet (new, or killed before its first step): start from the run's metadata.
-    initial = None if saver.get_tuple(config) else _initial_state(run_id, meta)
+    initial = None if has_checkpoint(saver, run_id) else initial_state(run_id, meta)
     if meta.get("status") != "done":
         runs.update_meta(run_id, status="running", error=None, **owner_fields())
     try:
         with context_factory(settings, runs, run_id) as ctx:
-            graph = build_optimize_graph(ctx, checkpointer=saver)
-            for chunk in graph.stream(initial, config, stream_mode="updates", durability="sync"):
-                for node, update in chunk.items():
-                    if observer is not None:
-                        observer(node, update or {})
-            state = graph.get_state(config)
+            state = drive("optimize", ctx, saver, run_id, initial, limit=limit,
+                          observer=observer)  # fmt: skip
     except KeyboardInterrupt:
         runs.update_meta(run_id, status="interrupted")
         raise
@@ -154,7 +136,7 @@ def _drive(runs, run_id, meta, settings, observer, context_factory) -> RunReport
         runs.update_meta(run_id, status="failed", error=f"step limit reached: {exc}")
         raise RunStoreError(
             f"run {run_id} took more graph steps than its budget allows "
-            f"({config['recursion_limit']}); this is a bug: please report it with the run store"
+            f"({limit}); this is a bug: please report it with the run store"
         ) from exc
     except Exception as exc:
         runs.update_meta(run_id, status="failed", error=f"{type(exc).__name__}: {exc}")

@@ -3,13 +3,22 @@
 Nothing of a candidate stays warm: every candidate gets a fresh runner forked by the task's
 server. What stays is trusted: the reference runner, the recording, the contract. A session
 whose runner process died is started again on the next request.
+
+Kernel sources a candidate built are handed to the trusted builder right after its
+evaluation, on a background thread, so the builder compiles them while the next candidate is
+verified and timed, and a later candidate with the same source (by content hash) finds it in
+the shared cache. Each source goes to the builder once per pool; the close waits for them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,7 +36,7 @@ from kernelwright.tools.evaluate.sandbox import SandboxProbe, probe_bwrap
 from kernelwright.tools.evaluate.session import TaskSession
 
 log = logging.getLogger(__name__)
-BUILDER_POOL_S = 300.0  # the trusted builder's time per pool close, all candidates together
+BUILDER_POOL_S = 300.0  # the trusted builder's time per pool, all candidates together
 
 # Settings that shape the runner processes; a change starts a new session.
 _START_KEYS = ("memory_limit_mb", "worker_threads", "cache_dir", "data_dir", "call_timeout_s",
@@ -62,7 +71,13 @@ class WorkerPool:
         self._sessions: dict[str, tuple[tuple, TaskSession]] = {}
         self._probe: SandboxProbe | None = None
         self._pending: list[tuple[Settings, str | None, list[dict[str, Any]]]] = []
+        self._builder: ThreadPoolExecutor | None = None
+        self._promotions: list[Future] = []
+        self._promoted: set[str] = set()  # content hashes of sources handed to the builder
+        self._record = threading.Lock()  # the integrity record: one writer in this process
+        self.builder_s = 0.0  # the trusted builder's seconds so far (capped: BUILDER_POOL_S)
         self.starts = 0
+        self.private_builds = 0  # kernel sources candidates had to compile themselves
 
     @property
     def sandbox(self) -> SandboxProbe:
@@ -99,12 +114,12 @@ class WorkerPool:
         t0 = time.monotonic()
         session, fresh = self.session(task, settings)
         start = time.monotonic() - t0
-        cache = BuildCache.of(settings)
-        tampered = cache.verify()  # before anything is built or loaded
+        with self._record:
+            tampered = BuildCache.of(settings).verify()  # before anything is built or loaded
         if candidate.backend == "sycl":  # the shim, built once by the trusted builder
             builder.prepare(settings, session.bwrap, START_TIMEOUT_S)
-        cache = BuildCache.of(settings)
-        cache.adopt()
+        with self._record:
+            BuildCache.of(settings).adopt()
         loaded = {p: load_observer(p) for p in observers}
         evaluation = CandidateEvaluation(session, candidate, list(loaded.values()))
         evaluation.settings = settings  # this evaluation's timing knobs (the session may be
@@ -113,10 +128,9 @@ class WorkerPool:
         with single_threaded():
             result = evaluation.run()
         phases = {"worker_start": start if fresh else 0.0, **result.phases_s}
-        if evaluation.builds:  # rebuilt by the trusted builder when the pool closes
-            if settings.promote_builds:
-                self._pending.append((settings, session.bwrap, evaluation.builds))
-        cache.adopt()
+        self.private_builds += len(evaluation.builds)
+        if evaluation.builds and settings.promote_builds:
+            self._promote_soon(settings, session.bwrap, evaluation.builds)
         update: dict[str, Any] = {"phases_s": phases}
         if tampered:
             update["observations"] = {**result.observations,
@@ -130,24 +144,61 @@ class WorkerPool:
         if held is not None:
             held[1].close()
 
-    def close(self) -> None:
-        """Stop every session's processes, then add the sources candidates built to the
-        shared build cache (the trusted builder compiles them again; see :mod:`builder`).
+    def _promote_soon(self, settings: Settings, bwrap: str | None,
+                      builds: list[dict[str, Any]]) -> None:
+        """Hand the sources not yet handed over to the trusted builder (background thread)."""
+        fresh = []
+        for request in builds:
+            key = _content_hash(request)
+            if key not in self._promoted:
+                self._promoted.add(key)
+                fresh.append(request)
+        if not fresh:
+            return
+        if self.builder_s >= BUILDER_POOL_S:
+            log.info("trusted builder: the pool's %g s are spent; %d sources are not shared",
+                     BUILDER_POOL_S, len(fresh))
+            return
+        self._pending.append((settings, bwrap, fresh))
+        if self._builder is None:
+            self._builder = ThreadPoolExecutor(1, thread_name_prefix="kw-trusted-builder")
+        self._promotions.append(self._builder.submit(self._promote, settings, bwrap, fresh))
 
-        Promotion waits for the close so that no compiler competes with a timed batch."""
+    def _promote(self, settings: Settings, bwrap: str | None,
+                 builds: list[dict[str, Any]]) -> dict[str, Any]:
+        timeout = min(builder.CANDIDATE_S, settings.call_timeout_s * 2)
+        report = builder.promote(builds, settings, bwrap, timeout)
+        self.builder_s += float(report.get("seconds", 0.0))
+        if report.get("error"):  # not shared: a later candidate may hand it over again
+            log.info("trusted builder: %s", " ".join(str(report["error"]).split())[-300:])
+            self._promoted.difference_update(_content_hash(b) for b in builds)
+        with self._record:
+            BuildCache.of(settings).adopt()
+        return report
+
+    def wait_for_builder(self, timeout_s: float = BUILDER_POOL_S) -> list[dict[str, Any]]:
+        """Wait (up to ``timeout_s`` in all) for the sources handed to the trusted builder;
+        the builder's reports of those that finished."""
+        deadline = time.monotonic() + timeout_s
+        reports = []
+        for future in self._promotions:
+            try:
+                reports.append(future.result(max(0.0, deadline - time.monotonic())))
+            except Exception as exc:  # noqa: BLE001 - a timeout or a builder failure: unshared
+                log.info("trusted builder: %s: %s", type(exc).__name__, exc)
+        self._promotions = [f for f in self._promotions if not f.done()]
+        return reports
+
+    def close(self) -> None:
+        """Stop every session's processes, then wait for the trusted builder (the sources
+        candidates built, compiled again into the shared cache; see :mod:`builder`)."""
         for key in list(self._sessions):
             self._discard(key)
-        pending, self._pending = self._pending, []
-        budget = time.monotonic() + BUILDER_POOL_S
-        for settings, bwrap, builds in pending:  # capped per candidate and per pool
-            left = budget - time.monotonic()
-            if left <= 1.0:
-                log.info("trusted builder: the pool's %g s are spent; %d candidates' builds "
-                         "are not shared", BUILDER_POOL_S, len(pending))
-                break
-            builder.promote(builds, settings, bwrap,
-                            min(left, builder.CANDIDATE_S, settings.call_timeout_s * 2))
-            BuildCache.of(settings).adopt()
+        self.wait_for_builder()
+        if self._builder is not None:
+            self._builder.shutdown(wait=False, cancel_futures=True)
+            self._builder = None
+        self._pending = []
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -157,3 +208,8 @@ class WorkerPool:
 
     def __repr__(self) -> str:
         return f"WorkerPool(sessions={len(self._sessions)}, starts={self.starts})"
+
+
+def _content_hash(request: dict[str, Any]) -> str:
+    """A build request's identity: backend, language, source and options."""
+    return hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
