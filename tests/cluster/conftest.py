@@ -88,8 +88,9 @@ def pg_url(pg_server):
 
 @pytest.fixture(scope="session")
 def ray_head():
-    """A local Ray head with 2 CPUs started in this process (``ray.init``); yields its GCS
-    address for workers in other processes; ``ray.shutdown`` stops what it started."""
+    """A local Ray head with 2 CPUs and two evaluation devices (``kw_device_test_a|b``, as
+    two ``kernelwright worker`` nodes declare theirs) started in this process; yields its
+    GCS address; ``ray.shutdown`` stops what it started."""
     try:
         import ray
     except ImportError:
@@ -97,7 +98,8 @@ def ray_head():
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
         ctx = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                       namespace="kernelwright")
+                       namespace="kernelwright",
+                       resources={"kw_device_test_a": 1, "kw_device_test_b": 1})
     except Exception as exc:  # noqa: BLE001  (any failure to start is a reason to skip)
         pytest.skip(f"cannot start a local Ray head: {exc}")
     try:
