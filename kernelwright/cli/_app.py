@@ -106,6 +106,15 @@ StoreOpt = Annotated[
         show_default="the data dir, $XDG_DATA_HOME/kernelwright",
     ),
 ]
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        help="evaluate on Ray workers: ray://HEAD:10001, HEAD:6379 or auto (see `kernelwright "
+        "worker`); also $KERNELWRIGHT_CLUSTER",
+        show_default="in this process",
+    ),
+]
 
 # The reference timing model's GPUs and the traceable workloads, spelled out so `--help` lists
 # them without importing the emulator (tests/cli check them against the registries).

@@ -80,9 +80,10 @@ class RayPool:
         # two threads: ``where`` answers while an evaluation runs; the pool itself sends an
         # actor one evaluation at a time
         payload = settings.model_dump_json()
-        self.actors = [remote.options(resources={name: 1}, **opts).remote(name[len(DEVICE_PREFIX):],
-                                                                  payload)
-                       for name, units in found for _ in range(units)]
+        self.actors = [
+            remote.options(resources={name: 1}, **opts).remote(name[len(DEVICE_PREFIX):], payload)
+            for name, units in found for _ in range(units)
+        ]
         self._idle = list(self.actors)
         self._cv = threading.Condition()
         self.requeued = 0  # evaluations moved to another worker (died or hung)
