@@ -16,9 +16,8 @@ share it without losing or doubling anything:
 The graph's checkpoints go to LangGraph's PostgresSaver and the inner tuner's studies to
 Optuna's RDB storage on the same server (``tools.tune.tuner.rdb_storage``). Artefacts that
 their own objects write as files (the MAP-Elites archive, the transcript, ...) are written
-under a local mirror directory and copied into ``kw_files`` whenever the run's metadata, results or usage
-change;
-a run opened on another machine gets them back from the table.
+under a local mirror directory and copied into ``kw_files`` whenever the run's metadata,
+results or usage change; a run opened on another machine gets them back from the table.
 """
 
 from __future__ import annotations
