@@ -258,6 +258,10 @@ class PgRunStore(RunStore):
         super().save_pending_trials(run_id, source, pending)
         self.sync_files(run_id)
 
+    def save_summary(self, run_id: str, summary_json: str) -> None:
+        super().save_summary(run_id, summary_json)
+        self.sync_files(run_id)
+
     def tune_study_name(self, run_id: str, source: str) -> str:
         return f"{run_id}/{source}"  # one server holds the studies of every run
 

@@ -103,8 +103,9 @@ class RayPool:
             self._idle.append(actor)
             self._cv.notify()
 
-    def _call(self, method: str, *args: Any) -> Any:
-        """Run ``method`` on an idle actor; on a dead or hung one, on the next."""
+    def _call(self, method: str, *args: Any) -> tuple[Any, str | None]:
+        """Run ``method`` on an idle actor; on a dead or hung one, on the next. Returns the
+        answer and ``None``, or ``None`` and what became of the workers it lost."""
         import ray
         from ray.exceptions import GetTimeoutError, RayActorError
 
@@ -114,7 +115,7 @@ class RayPool:
             self.in_flight[threading.get_ident()] = actor
             try:
                 ref = getattr(actor, method).remote(*args)
-                return ray.get(ref, timeout=self.settings.cluster_deadline_s)
+                return ray.get(ref, timeout=self.settings.cluster_deadline_s), None
             except GetTimeoutError:
                 self.killed += 1
                 lost.append(f"a worker hung past {self.settings.cluster_deadline_s:g} s")
@@ -127,24 +128,25 @@ class RayPool:
                 self.in_flight.pop(threading.get_ident(), None)
                 self._give(actor)
             self.requeued += 1
-        raise _WorkersLost("; ".join(lost))
+        return None, "; ".join(lost)
 
     def evaluate(self, task: Task, candidate: Candidate, *, settings: Settings | None = None,
                  observers: Sequence[str] = ()) -> EvalResult:
         """Verify and time ``candidate`` on a worker's device (the worker's sandbox)."""
         payload = settings.model_dump_json() if settings is not None else None
-        try:
-            return self._call("evaluate", TaskFile.of(task), candidate, payload, list(observers))
-        except _WorkersLost as exc:
-            return EvalResult(task_name=task.name, candidate_id=candidate.id,
-                              backend=candidate.backend, level=Level.RUNTIME_ERROR,
-                              error=f"no worker finished this evaluation: {exc}")
+        result, lost = self._call("evaluate", TaskFile.of(task), candidate, payload,
+                                  list(observers))
+        if lost is None:
+            return result
+        return EvalResult(task_name=task.name, candidate_id=candidate.id,
+                          backend=candidate.backend, level=Level.RUNTIME_ERROR,
+                          error=f"no worker finished this evaluation: {lost}")
 
     def contract(self, task: Task) -> Contract:
-        try:
-            return self._call("contract", TaskFile.of(task))
-        except _WorkersLost as exc:
-            raise ConfigError(f"no worker derived the contract of {task.name}: {exc}") from exc
+        contract, lost = self._call("contract", TaskFile.of(task))
+        if lost is not None:
+            raise ConfigError(f"no worker derived the contract of {task.name}: {lost}")
+        return contract
 
     def close(self) -> None:
         import ray
@@ -162,7 +164,3 @@ class RayPool:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-class _WorkersLost(Exception):
-    pass
