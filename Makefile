@@ -10,8 +10,9 @@ STAMP := $(VENV)/.kernelwright-installed-$(shell cat pyproject.toml | sha1sum | 
 # CPU-only machines get the CPU build of torch (an unpinned torch pulls a multi-GB CUDA build).
 TORCH_PIN := $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0)
 
-# Debian packages the sandbox (bubblewrap) and the HTML report checks (chromium) use.
-APT_PACKAGES := bubblewrap chromium
+# Debian packages the sandbox (bubblewrap), the HTML report checks (chromium) and the
+# PostgreSQL store's tests (postgresql: a throw-away cluster per test session) use.
+APT_PACKAGES := bubblewrap chromium postgresql
 
 .PHONY: setup system-packages demo test test-fast lint clean
 

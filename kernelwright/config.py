@@ -192,6 +192,11 @@ class Settings(BaseSettings):
     # "all", "custom", "vendor", "framework" or a comma list (spec.contract.parse_spaces).
     spaces: str | None = None
 
+    # Evaluation workers on Ray (tools/cluster): None evaluates in this process.
+    cluster: str | None = Field(None, description="ray://host:10001, host:6379 or auto")
+    cluster_deadline_s: float = Field(
+        900.0, gt=0, description="a worker silent this long on one evaluation is killed")
+
     # Search.
     max_concurrent_evals: int = Field(1, ge=1)
     hierarchy: bool = Field(True, description="R^3: archive outside, Optuna tuner inside")

@@ -15,6 +15,7 @@ from kernelwright.cli import (  # noqa: F401  (registers the commands)
     report,
     runs,
     sample,
+    worker,
 )
 from kernelwright.cli._app import app
 

@@ -98,11 +98,21 @@ SpacesOpt = Annotated[str | None, typer.Option(
     "narrows what the task allows")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 StoreOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--store",
-        help="run store: a DIRECTORY (created if missing) holding runs/ and the checkpoints",
+        help="run store: a DIRECTORY (created if missing) holding runs/ and the checkpoints, "
+        "or a postgresql://user@host:port/db URL (tables, checkpoints and Optuna studies there)",
         show_default="the data dir, $XDG_DATA_HOME/kernelwright",
+    ),
+]
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        help="evaluate on Ray workers: ray://HEAD:10001, HEAD:6379 or auto (see `kernelwright "
+        "worker`); also $KERNELWRIGHT_CLUSTER",
+        show_default="in this process",
     ),
 ]
 

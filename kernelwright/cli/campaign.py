@@ -9,6 +9,7 @@ import typer
 
 from kernelwright.cli._app import (
     BackendOpt,
+    ClusterOpt,
     JsonOpt,
     SpacesOpt,
     StoreOpt,
@@ -37,6 +38,7 @@ def campaign(
     backend: BackendOpt = None,
     campaign_id: Annotated[str | None, typer.Option("--campaign-id")] = None,
     store: StoreOpt = None,
+    cluster: ClusterOpt = None,
     json_out: JsonOpt = False,
     llm_base_url: LlmUrl = None,
     llm_model: LlmModel = None,
@@ -57,7 +59,7 @@ def campaign(
                                 "files, e.g. examples/tasks (one task: `kernelwright optimize`)"))
     llm = llm_settings(base_url=llm_base_url, model=llm_model, api_key_env=llm_api_key_env,
                        max_tokens=max_tokens, max_cost=max_cost)  # fmt: skip
-    settings = _settings(backend=backend, llm=llm, spaces=spaces)
+    settings = _settings(backend=backend, llm=llm, spaces=spaces, cluster=cluster)
     try:
         root = store_root(settings, store)
         summary = start_campaign(

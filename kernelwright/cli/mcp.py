@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
-from kernelwright.cli._app import BackendOpt, StoreOpt, _fail, _settings, app
+from kernelwright.cli._app import BackendOpt, ClusterOpt, StoreOpt, _fail, _settings, app
 
 
 @app.command("mcp")
@@ -21,6 +22,7 @@ def mcp_server(
         typer.Option("--root", help="directory callers may name files in (repeatable)"),
     ] = None,
     store: StoreOpt = None,
+    cluster: ClusterOpt = None,
     backend: BackendOpt = None,
     budget: Annotated[int | None, typer.Option(help="default evaluations per run",
                                                show_default="24")] = None,
@@ -32,7 +34,9 @@ def mcp_server(
         if not folder.is_dir():
             _fail(FileNotFoundError(f"--root {folder} is not a directory: pass a folder "
                                     "callers may name files in"))  # fmt: skip
-    settings = _settings(backend=backend, budget=budget)
+    settings = _settings(backend=backend, budget=budget, cluster=cluster)
+    if cluster:  # the runs it starts in the background read it from their environment
+        os.environ["KERNELWRIGHT_CLUSTER"] = cluster
     try:
         from kernelwright.serve.mcp import serve
     except ImportError as exc:

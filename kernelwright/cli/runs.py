@@ -11,6 +11,7 @@ import typer
 from kernelwright.cli._app import (
     BackendOpt,
     BudgetOpt,
+    ClusterOpt,
     JsonOpt,
     SpacesOpt,
     StoreOpt,
@@ -65,6 +66,7 @@ def optimize(
     llm_max_retries: LlmRetries = None,
     max_llm_requests: MaxRequests = None,
     spaces: SpacesOpt = None,
+    cluster: ClusterOpt = None,
 ) -> None:
     """Optimise a task end to end: plan, write kernels, verify, time, decide; checkpointed."""
     import kernelwright
@@ -74,7 +76,7 @@ def optimize(
                        max_tokens=max_tokens, max_cost=max_cost, timeout_s=llm_timeout,
                        max_retries=llm_max_retries, max_requests=max_llm_requests)  # fmt: skip
     settings = _settings(backend=backend, budget=budget, time_limit_s=time_limit, llm=llm,
-                         spaces=spaces)
+                         spaces=spaces, cluster=cluster)
     _run(
         lambda obs: kernelwright.optimize(
             task, settings, run_id=run_id, store=store, observer=obs

@@ -106,12 +106,12 @@ class R3Search:
             import optuna
 
             optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress goes to the CLI
-            journal = self.store.tune_journal_path(self.run_id, source.name)
+            journal = self.store.tune_storage(self.run_id, source.name)
             space = source.space()
             tuner = OptunaTuner(
                 SearchSpace.from_declared({k: tuple(v) for k, v in space.items()}),
                 storage_path=journal,
-                study_name=source.name,
+                study_name=self.store.tune_study_name(self.run_id, source.name),
                 seed=self.settings.seed,
                 n_startup_trials=4,
             )

@@ -78,6 +78,13 @@ class RunStore:
         >>> store.save_candidate("run-1", candidate)  # doctest: +SKIP
     """
 
+    def __new__(cls, root: str | Path, *args: Any, **kwargs: Any) -> RunStore:
+        if cls is RunStore and _is_url(root):  # --store postgresql://...: tables on a server
+            from kernelwright.graphs.store_pg import PgRunStore
+
+            return PgRunStore(str(root), *args, **kwargs)
+        return super().__new__(cls)
+
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         if self.root.exists() and not self.root.is_dir():
@@ -214,6 +221,14 @@ class RunStore:
         """The inner tuner's Optuna journal for ``source``."""
         return self.run_dir(run_id) / TUNE / f"{source}.journal"
 
+    def tune_study_name(self, run_id: str, source: str) -> str:
+        """The inner tuner's study name for ``source`` (a journal file holds one run's)."""
+        return source
+
+    def tune_storage(self, run_id: str, source: str) -> str | Path:
+        """Where the inner tuner keeps its study: a journal file, or a database URL."""
+        return self.tune_journal_path(run_id, source)
+
     def load_pending_trials(self, run_id: str, source: str) -> dict[str, str]:
         """Tuner trial number -> candidate id of trials asked but not yet told."""
         path = self.run_dir(run_id) / TUNE / f"{source}.pending.json"
@@ -241,9 +256,16 @@ class RunStore:
         _atomic_write(self.run_dir(run_id) / USAGE, ledger_json)
 
 
-def store_root(settings: Settings, store: str | Path | None) -> Path:
-    """The run store's directory: ``--store`` when given, else the data dir."""
+def store_root(settings: Settings, store: str | Path | None) -> Path | str:
+    """The run store's directory: ``--store`` when given, else the data dir; a
+    ``postgresql://`` URL stays a string (see :mod:`store_pg`)."""
+    if _is_url(store):
+        return str(store)
     return Path(store) if store else settings.data_dir
+
+
+def _is_url(store: object) -> bool:
+    return isinstance(store, str) and store.startswith(("postgresql://", "postgres://"))
 
 
 def run_state(run_id: str, settings: Settings, store: str | Path | None = None) -> dict[str, Any]:
@@ -256,7 +278,12 @@ def run_state(run_id: str, settings: Settings, store: str | Path | None = None) 
 
 
 def open_checkpointer(root: str | Path) -> SqliteSaver:
-    """A SQLite checkpointer in WAL mode under ``root`` (one file for every run)."""
+    """A SQLite checkpointer in WAL mode under ``root`` (one file for every run); LangGraph's
+    PostgresSaver when ``root`` is a ``postgresql://`` URL."""
+    if _is_url(root):
+        from kernelwright.graphs.store_pg import open_pg_checkpointer
+
+        return open_pg_checkpointer(str(root))
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
     from langgraph.checkpoint.sqlite import SqliteSaver
 

@@ -29,7 +29,8 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
     from kernelwright.agents.lowered import SourceCache
     from kernelwright.agents.planner import LoweringPlanner
     from kernelwright.agents.profiler import RooflineProfiler
-    from kernelwright.tools.evaluate import WorkerPool, evaluate
+    from kernelwright.tools.cluster import open_pool
+    from kernelwright.tools.evaluate import evaluate
     from kernelwright.tools.peaks import machine_peaks, peaks_dir
 
     lowered = SourceCache()  # one lowering per task and shape signature, shared by the team
@@ -53,7 +54,7 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
         planner, coder, critic, persist = _llm_policies(
             settings, store, run_id, planner, coder, critic, peaks, lowered
         )
-    with WorkerPool(settings) as pool:
+    with open_pool(settings) as pool:  # in-process, or Ray workers with --cluster
         yield OptimizeContext(
             settings=settings,
             store=store,

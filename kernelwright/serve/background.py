@@ -70,7 +70,7 @@ class BackgroundRuns:
     """
 
     def __init__(self, store_root: Path, python: str = sys.executable) -> None:
-        self.store_root = Path(store_root)
+        self.store_root = store_root if "://" in str(store_root) else Path(store_root)
         self.python = python
         self.logs = Path(tempfile.mkdtemp(prefix="kernelwright-serve-"))
         self._runs: dict[str, RunProcess] = {}

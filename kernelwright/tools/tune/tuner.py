@@ -109,7 +109,8 @@ class OptunaTuner(Tuner):
         super().__init__(space, incorrect)
         if n_startup_trials is None:
             n_startup_trials = min(10, max(4, len(space.params) + 1))
-        self.storage_path = Path(storage_path) if storage_path else None
+        self.storage_url = storage_path if _is_db_url(storage_path) else None
+        self.storage_path = Path(storage_path) if storage_path and not self.storage_url else None
         self.dedupe = dedupe
         self.max_requeues = max_requeues
         self._dists = space.distributions()
@@ -135,6 +136,8 @@ class OptunaTuner(Tuner):
         )
 
     def _storage(self) -> optuna.storages.BaseStorage | None:
+        if self.storage_url is not None:  # a PostgreSQL run store: Optuna's RDB storage
+            return rdb_storage(self.storage_url)
         if self.storage_path is None:
             return None
         from optuna.storages import JournalStorage
@@ -232,3 +235,20 @@ class OptunaTuner(Tuner):
     @property
     def exhausted(self) -> bool:
         return self.dedupe and self.space.size is not None and len(self._seen) >= self.space.size
+
+
+def _is_db_url(storage: object) -> bool:
+    return isinstance(storage, str) and storage.startswith(("postgresql://", "postgres://"))
+
+
+def rdb_storage(url: str) -> optuna.storages.BaseStorage:
+    """Optuna's RDB storage on a PostgreSQL server (psycopg 3). No Optuna heartbeats: they
+    beat only inside ``Study.optimize`` and the tuner asks and tells; a crashed process's
+    open trials are failed and re-enqueued by :meth:`OptunaTuner._recover` instead."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from optuna.storages import RDBStorage
+
+    parts = urlsplit(url)
+    return RDBStorage(urlunsplit(parts._replace(scheme="postgresql+psycopg")),
+                      engine_kwargs={"pool_pre_ping": True})

@@ -1,0 +1,105 @@
+"""Evaluation workers on Ray: one actor per declared device; a worker killed or hung
+mid-evaluation loses nothing and counts nothing twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelwright.spec import Candidate, Task
+from kernelwright.testing.harness_check import quick_settings, task_path
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = (ROOT / "examples" / "candidates" / "l1_gelu_naive_sycl.py").read_text()
+
+pytestmark = [pytest.mark.requires_sycl, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def two_devices(ray_head):
+    import ray
+
+    names = [k for k in ray.cluster_resources() if k.startswith("kw_device_")]
+    assert len(names) == 2, names
+    return names
+
+
+def _pool(tmp_path, **overrides):
+    from kernelwright.tools.cluster.pool import RayPool
+
+    settings = quick_settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache",
+                              cluster="auto", **overrides)
+    return RayPool(settings)
+
+
+def _pid_in_flight(pool, timeout_s: float = 300.0) -> int:
+    import ray
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        actors = list(pool.in_flight.values())
+        if actors:
+            return ray.get(actors[0].where.remote(), timeout=30)["pid"]
+        time.sleep(0.05)
+    raise AssertionError("no evaluation started")
+
+
+def _evaluate_in_thread(pool, task, candidate):
+    out: dict = {}
+    thread = threading.Thread(target=lambda: out.update(r=pool.evaluate(task, candidate)))
+    thread.start()
+    return thread, out
+
+
+def _interrupt(pool, task, candidate, sig, settle_s: float = 3.0):
+    """Evaluate in a thread; send ``sig`` to the worker mid-evaluation. Returns the result
+    and the worker's pid."""
+    import ray
+
+    # Warm both workers (their sessions and the SYCL shim) so the signal lands mid-evaluation.
+    ray.get([a.where.remote() for a in pool.actors], timeout=300)
+    thread, out = _evaluate_in_thread(pool, task, candidate)
+    pid = _pid_in_flight(pool)
+    time.sleep(settle_s)
+    os.kill(pid, sig)
+    thread.join(timeout=900)
+    assert not thread.is_alive(), "the evaluation never returned"
+    return out["r"], pid
+
+
+def test_worker_killed_mid_evaluation_requeued_once(two_devices, tmp_path):
+    task, cand = Task.from_path(task_path("l1_gelu")), Candidate(source=SOURCE, backend="sycl")
+    import ray
+
+    with _pool(tmp_path) as pool:
+        assert len(pool.actors) == 2
+        result, pid = _interrupt(pool, task, cand, signal.SIGKILL)
+        assert result.correct, result.error
+        assert pool.requeued == 1 and pool.killed == 0
+        done = [ray.get(a.where.remote(), timeout=300) for a in pool.actors]
+        assert pid not in [d["pid"] for d in done]  # the killed worker was restarted
+        assert sum(d["done"] for d in done) == 1  # one finished evaluation, not two
+
+
+def test_hung_worker_killed_at_the_deadline(two_devices, tmp_path):
+    task, cand = Task.from_path(task_path("l1_gelu")), Candidate(source=SOURCE, backend="sycl")
+    with _pool(tmp_path, cluster_deadline_s=120.0) as pool:
+        # Warm both workers' sessions first: the deadline is for a warm evaluation.
+        warm = [_evaluate_in_thread(pool, task, cand) for _ in pool.actors]
+        for thread, out in warm:
+            thread.join(timeout=900)
+            assert out["r"].correct, out["r"].error
+        t0 = time.monotonic()
+        result, pid = _interrupt(pool, task, cand, signal.SIGSTOP, settle_s=1.0)
+        assert result.correct, result.error
+        assert pool.killed == 1 and pool.requeued == 1
+        assert time.monotonic() - t0 >= 120.0
+        with pytest.raises(ProcessLookupError):
+            for _ in range(100):  # the stopped process is gone after the kill
+                os.kill(pid, 0)
+                time.sleep(0.1)
