@@ -46,11 +46,16 @@ $(STAMP): pyproject.toml
 demo: system-packages $(STAMP)
 	$(VENV)/bin/kernelwright demo
 
+# Tests run in TEST_WORKERS processes (pytest-xdist), one per core, at most 2 by default: CI has 2
+# cores. --dist loadgroup keeps each xdist_group (tests/conftest.py) in one process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 2 ] && n=2; echo $$n)
+PYTEST := $(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup
+
 test: system-packages lint
-	$(PY) -m pytest -q -ra
+	$(PYTEST)
 
 test-fast: system-packages lint
-	$(PY) -m pytest -q -ra -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check kernelwright tests benchmarks examples
