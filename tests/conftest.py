@@ -47,17 +47,7 @@ def pytest_configure(config):
         os.environ[var] = str(Path(base) / f"kw-tests-{worker}")
 
 
-# pytest-xdist (`make test` runs 2 processes): tests that use one of these costly session
-# fixtures (a real optimisation run each) stay in one process, so the run is made once.
-SHARED_FIXTURE_GROUPS = {"real_store": "real-store", "served": "served-store"}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        for fixture, group in SHARED_FIXTURE_GROUPS.items():
-            if fixture in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(group))
     probes = {
         "requires_sycl": (sycl_available, "the SYCL CPU device is not usable here"),
         "requires_gpu": (gpu_available, "no CUDA device"),

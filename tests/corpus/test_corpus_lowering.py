@@ -36,10 +36,6 @@ from kernelwright.tools.backends import BackendRegistry
 from kernelwright.tools.evaluate import WorkerPool
 from kernelwright.tools.lower import lower_task
 
-# One xdist process runs the whole module (`make test`): the lowering tests feed the module's
-# background verifier, whose verdicts the baseline tests wait for.
-pytestmark = pytest.mark.xdist_group("corpus-lowering")
-
 PATHS = task_paths()
 EVERYTHING = os.environ.get("KW_CORPUS_ALL") == "1"
 VERIFIED = {backend: {p.stem for p in verified(backend, EVERYTHING)}
