@@ -47,11 +47,18 @@ $(STAMP): pyproject.toml
 demo: system-packages $(STAMP)
 	$(VENV)/bin/kernelwright demo
 
+# Tests run in TEST_WORKERS processes (pytest-xdist), one per core, at most 2 by default: CI has 2
+# cores. --dist loadfile keeps each test file in one process, so a module's fixtures are made
+# once (the corpus lowering module's background verifier needs its lowering tests beside it);
+# the biggest files start first. (--dist loadgroup does not group under pytest 9.2 with xdist 3.8.)
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 2 ] && n=2; echo $$n)
+PYTEST := $(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile
+
 test: system-packages lint
-	$(PY) -m pytest -q -ra
+	$(PYTEST)
 
 test-fast: system-packages lint
-	$(PY) -m pytest -q -ra -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check kernelwright tests benchmarks examples

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +29,22 @@ def gpu_available() -> bool:
         return torch.cuda.is_available()
     except Exception:
         return False
+
+
+XDG_DEFAULTS = {"XDG_CACHE_HOME": ".cache", "XDG_DATA_HOME": ".local/share"}
+
+
+def pytest_configure(config):
+    """Under pytest-xdist each process gets its own default build cache and data directory
+    (``$XDG_*_HOME/kw-tests-gw0`` ...): tests that use the defaults never share them with a
+    test running at the same time in the other process (the build cache's integrity record is
+    one JSON file, rewritten whole)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    for var, default in XDG_DEFAULTS.items():
+        base = os.environ.get(var) or str(Path.home() / default)
+        os.environ[var] = str(Path(base) / f"kw-tests-{worker}")
 
 
 def pytest_collection_modifyitems(config, items):
