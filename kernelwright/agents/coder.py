@@ -15,13 +15,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from kernelwright.agents.attempts import (
-    apply_to_variants,
     attempt_of,
     attempt_window,
-    editable,
-    nominal_only,
     parent_feedback,
     short_diff,
+    shown_block,
 )
 from kernelwright.agents.llm import LLMClient
 from kernelwright.agents.lowered import (
@@ -44,8 +42,10 @@ from kernelwright.agents.prompting import (
     profile_fitness,
     profile_summary,
 )
+from kernelwright.agents.variants import view_of
 from kernelwright.errors import LLMBudgetError, LoweringError, ReplyFormatError
 from kernelwright.prompts import (
+    apply_edits,
     check_module,
     evolve_regions,
     extract_module,
@@ -160,10 +160,19 @@ def coder_parser(parent_source: str | None, edit_mode: bool):
                             f"{exc} (or reply with SEARCH/REPLACE edits of the kernel instead)"
                         ) from exc
                     # neither edits nor a module: the edit format's help is the better hint
-            return check_module(apply_to_variants(parent_source, parse_edits(text)))
+            return check_module(apply_to_view(parent_source, parse_edits(text)))
         return extract_module(text)
 
     return parse
+
+
+def apply_to_view(source: str, edits: list) -> str:
+    """Apply edits to what the coder saw of ``source``: a lowered module's view (then every
+    shape variant is written from the edited nominal kernels), else its evolve blocks."""
+    view = view_of(source)
+    if view is None:
+        return apply_edits(source, edits)
+    return view.module(apply_edits(view.text, edits, only_evolve_blocks=False))
 
 
 class LLMCoder:
@@ -270,7 +279,7 @@ class LLMCoder:
             schedule=self._schedule(task, contract, plan, parent_profile),
             advice=advice_for(plan, 3),
             parent=Exemplar(
-                source=nominal_only(editable(parent.source)) if edit_mode else parent.source,
+                source=shown_block(parent.source) if edit_mode else parent.source,
                 summary=profile_summary(parent_profile) if parent_profile else "the lowered seed",
             )
             if parent

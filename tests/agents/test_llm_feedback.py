@@ -264,15 +264,16 @@ extern "C" void k1_0(float* x) {
 
 
 def test_only_the_nominal_kernel_is_shown_and_edits_reach_every_variant():
-    from kernelwright.agents.attempts import apply_to_variants, editable, nominal_only
+    from kernelwright.agents.attempts import shown_block
+    from kernelwright.agents.coder import apply_to_view
     from kernelwright.errors import ReplyFormatError
     from kernelwright.prompts import Edit
 
-    shown = nominal_only(editable(VARIANTS))
-    assert "k0_0" in shown and "k1_0" not in shown and "i < 63" not in shown
-    both = apply_to_variants(VARIANTS, [Edit(search="2.0f * x[i]", replace="x[i] + x[i]")])
-    assert both.count("x[i] + x[i]") == 2  # the variant copy follows the nominal edit
-    one = apply_to_variants(VARIANTS, [Edit(search="i < 256;", replace="i < 256 && x;")])
-    assert one.count("&& x") == 1
+    shown = shown_block(VARIANTS)
+    assert "k0_0" in shown and "k1_0" not in shown and "i < KW_S0" in shown
+    assert "KW_S0 = 256, 63" in shown
+    both = apply_to_view(VARIANTS, [Edit(search="2.0f * x[i]", replace="x[i] + x[i]")])
+    assert both.count("x[i] + x[i]") == 2  # every variant is written from the nominal kernel
+    assert "i < 63;" in both and "i < 256;" in both
     with pytest.raises(ReplyFormatError, match="was not found"):
-        apply_to_variants(VARIANTS, [Edit(search="nowhere", replace="x")])
+        apply_to_view(VARIANTS, [Edit(search="nowhere", replace="x")])
