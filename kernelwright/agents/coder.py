@@ -55,6 +55,7 @@ from kernelwright.prompts import (
 from kernelwright.prompts.context import Exemplar
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.plan import Action, History, Plan
+from kernelwright.tools.evolve.descriptors import describe
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +174,14 @@ def apply_to_view(source: str, edits: list) -> str:
     if view is None:
         return apply_edits(source, edits)
     return view.module(apply_edits(view.text, edits, only_evolve_blocks=False))
+
+
+def _cell(candidate: Candidate) -> tuple[int, ...]:
+    """The MAP-Elites cell of a candidate: its source's memory/compute/parallelism levels."""
+    try:
+        return tuple(describe(candidate.source, candidate.backend))
+    except ValueError:  # a backend with no pattern table (torch): guess from the text
+        return tuple(describe(candidate.source))
 
 
 class LLMCoder:
@@ -343,8 +352,9 @@ class LLMCoder:
         return text
 
     def _inspirations(self, history: History, parent: Candidate | None) -> list[Exemplar]:
-        """Correct kernels unlike the parent, as diffs against it: the fastest of each cell
-        (origin and schedule source: the MAP-Elites descriptors), at most one per cell."""
+        """Correct kernels unlike the parent, as diffs against it: the fastest of each
+        MAP-Elites cell (the static behaviour descriptors of its source, ``tools.evolve``), at
+        most one per cell."""
         if parent is None:
             return []
         ranked = sorted(
@@ -352,11 +362,13 @@ class LLMCoder:
             key=lambda p: -(p.speedup or 0.0),
         )
         out: list[Exemplar] = []
-        cells: set[tuple[str, str | None]] = set()
+        cells: set[tuple[int, ...]] = set()
         for p in ranked:
             cand = self.source(p.candidate_id)
-            cell = (p.origin, p.source)
-            if cand is None or cell in cells or len(out) >= self.inspirations:
+            if cand is None or len(out) >= self.inspirations:
+                continue
+            cell = _cell(cand)
+            if cell in cells:
                 continue
             diff = short_diff(parent.source, cand.source)
             if diff:
