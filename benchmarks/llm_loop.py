@@ -32,6 +32,12 @@ failures reaching the next prompt  0 / 2                       2 / 2
 
 The request count varies between runs (24-35 after) with where the scripted cycle of behaviours
 falls relative to the rounds.
+
+Re-measured after the coder's view became the nominal kernels plus launch sizes (``KW_S<i>``,
+``KW_LOCAL_*``; variants written from it), same command, load ~24: be2a99d -> branch llm18:
+8 / 24 -> 8 / 22 requests, coder prompt chars mean 7,608 -> 7,591, max 8,855 -> 8,228, all prompt
+chars 196,226 -> 196,446, tokens per evaluation 6,441 -> 6,416, failures reaching the next
+prompt 2/2 -> 4/4 (before, two more failures had no later coder prompt).
 """
 
 from __future__ import annotations
