@@ -2,7 +2,8 @@
 
 A scripted OpenAI-compatible server (``kernelwright.testing.scripted_llm``) plays a weak model.
 Its coder replies depend on the prompt text: it looks for the current kernel's row loop
-(``for (int u = 0; u < 256; ++u)``) in the prompt and edits *those* lines, cycling through a
+(``for (int u = 0; u < 256; ++u)``, or ``u < KW_S0`` where the prompt names the size) in
+the prompt and edits *those* lines, cycling through a
 good edit (a new OpenMP chunk size), a compile error (an undeclared ``kw_lane_id``), a wrong
 kernel (one row skipped), a reply cut off at the token limit, a module with a Python syntax
 error and an edit whose SEARCH text is not in the kernel. Planner and critic get fixed tool
@@ -31,6 +32,12 @@ failures reaching the next prompt  0 / 2                       2 / 2
 
 The request count varies between runs (24-35 after) with where the scripted cycle of behaviours
 falls relative to the rounds.
+
+Re-measured after the coder's view became the nominal kernels plus launch sizes (``KW_S<i>``,
+``KW_LOCAL_*``; variants written from it), same command, load ~24: be2a99d -> branch llm18:
+8 / 24 -> 8 / 22 requests, coder prompt chars mean 7,608 -> 7,591, max 8,855 -> 8,228, all prompt
+chars 196,226 -> 196,446, tokens per evaluation 6,441 -> 6,416, failures reaching the next
+prompt 2/2 -> 4/4 (before, two more failures had no later coder prompt).
 """
 
 from __future__ import annotations
@@ -53,7 +60,10 @@ from kernelwright.testing.scripted_llm import ScriptedLLM, reply, tool_call  # n
 from kernelwright.tools.peaks import machine_id  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-LOOP = re.compile(r"(#pragma omp parallel for[^\n]*\n\s*for \(int u = 0; u < 256; \+\+u\) \{)")
+# the row loop, its bound a number or (a lowered module's view) a named shape constant
+LOOP = re.compile(
+    r"(#pragma omp parallel for[^\n]*\n\s*for \(int u = 0; u < (?:256|KW_S\d+); \+\+u\) \{)")
+BOUND = re.compile(r"u < (\w+);")
 BEHAVIOURS = ("good", "compile", "wrong", "cut", "syntax", "noapply")
 
 
@@ -109,9 +119,9 @@ class WeakModel:
             new = f"#pragma omp parallel for schedule(static, {2 + self.turn})"
             return reply("Chunked rows.\n" + edit(loop, new + "\n" + body_line))
         if kind == "compile":
-            return reply(edit(loop, loop.replace("u < 256;", "u < 256 + kw_lane_id;")))
+            return reply(edit(loop, BOUND.sub(r"u < \1 + kw_lane_id;", loop)))
         if kind == "wrong":
-            return reply(edit(loop, loop.replace("u < 256;", "u < 255;")))
+            return reply(edit(loop, BOUND.sub(r"u < \1 - 1;", loop)))
         if kind == "cut":
             return reply(edit(loop, head)[:40], finish_reason="length")
         if kind == "syntax":

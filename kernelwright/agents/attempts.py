@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from kernelwright.agents.prompting import SourceLookup, feedback_from_profile, lookup_source
+from kernelwright.agents.variants import view_of
 from kernelwright.prompts import evolve_regions
 from kernelwright.prompts.context import Feedback
 from kernelwright.spec.plan import History, Profile
@@ -74,10 +75,17 @@ def editable(source: str) -> str:
     return "\n".join(source[a:b] for a, b in spans) if spans else source
 
 
+def shown_block(source: str) -> str:
+    """What the coder sees of a module: a lowered module's nominal kernels with its launch
+    configuration (``variants.view_of``), else its evolve blocks, else the whole module."""
+    view = view_of(source)
+    return view.text if view is not None else editable(source)
+
+
 def short_diff(old: str, new: str, limit: int = DIFF_LINES) -> str:
-    """The changed lines of ``new`` against ``old`` (editable blocks only), at most ``limit``."""
+    """The changed lines of ``new`` against ``old`` (as the coder sees them), at most ``limit``."""
     lines = difflib.unified_diff(
-        editable(old).splitlines(), editable(new).splitlines(), lineterm="", n=0
+        shown_block(old).splitlines(), shown_block(new).splitlines(), lineterm="", n=0
     )
     changed = [ln for ln in lines if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
     if len(changed) > limit:
@@ -137,64 +145,3 @@ def parent_feedback(profile: Profile) -> Feedback:
     """The results of the kernel to edit, its error cut to the key line (no log twice)."""
     feedback = feedback_from_profile(profile)
     return feedback.model_copy(update={"error": key_error_line(profile.error)})
-
-
-_KERNEL_HEAD = re.compile(
-    r'^(?:extern "C"|__global__|extern "C" __global__)[^\n]*\bk(\d+)_(\d+)\s*\(', re.M
-)
-
-
-def nominal_only(block: str) -> str:
-    """The editable block with only the nominal shape variant's kernels (``k0_*``).
-
-    The lowering emits one copy of each kernel per shape variant (``k0_g``, ``k1_g``, ...),
-    differing only in sizes; the prompt shows the nominal copy and :func:`apply_to_variants`
-    carries an edit to every copy it matches. A block without such copies is returned as is.
-    """
-    heads = list(_KERNEL_HEAD.finditer(block))
-    if len({m.group(1) for m in heads}) < 2:
-        return block
-    keep = [block[: heads[0].start()]]
-    for i, m in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(block)
-        chunk = block[m.start() : end]
-        if m.group(1) == "0":
-            keep.append(chunk)
-    variants = len({m.group(1) for m in heads})
-    note = (f"// (k1_* .. k{variants - 1}_* are the same kernels for the other shape variants: an "
-            "edit whose SEARCH text they also contain is applied to them too)\n")
-    return "".join(keep).rstrip("\n") + "\n" + note
-
-
-def apply_to_variants(source: str, edits: list) -> str:
-    """Apply each edit once, or, where its SEARCH text appears once in every shape variant's
-    copy of a kernel, to each copy. Anything else raises like ``apply_edits``."""
-    from kernelwright.errors import ReplyFormatError
-    from kernelwright.prompts import apply_edits
-
-    for edit in edits:
-        try:
-            source = apply_edits(source, [edit])
-            continue
-        except ReplyFormatError as exc:
-            hits = source.count(edit.search) if edit.search else 0
-            heads = list(_KERNEL_HEAD.finditer(source))
-            variants = len({m.group(1) for m in heads})
-            if "matches" not in str(exc) or variants < 2 or hits != variants:
-                raise
-            owners = set()
-            for pos in _positions(source, edit.search):
-                owner = [m for m in heads if m.start() <= pos]
-                owners.add(owner[-1].group(1) if owner else None)
-            if owners != {m.group(1) for m in heads}:
-                raise
-        source = source.replace(edit.search, edit.replace)
-    return source
-
-
-def _positions(text: str, needle: str) -> list[int]:
-    out, start = [], text.find(needle)
-    while start >= 0:
-        out.append(start)
-        start = text.find(needle, start + 1)
-    return out

@@ -15,13 +15,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from kernelwright.agents.attempts import (
-    apply_to_variants,
     attempt_of,
     attempt_window,
-    editable,
-    nominal_only,
     parent_feedback,
     short_diff,
+    shown_block,
 )
 from kernelwright.agents.llm import LLMClient
 from kernelwright.agents.lowered import (
@@ -44,8 +42,10 @@ from kernelwright.agents.prompting import (
     profile_fitness,
     profile_summary,
 )
+from kernelwright.agents.variants import view_of
 from kernelwright.errors import LLMBudgetError, LoweringError, ReplyFormatError
 from kernelwright.prompts import (
+    apply_edits,
     check_module,
     evolve_regions,
     extract_module,
@@ -55,6 +55,7 @@ from kernelwright.prompts import (
 from kernelwright.prompts.context import Exemplar
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.plan import Action, History, Plan
+from kernelwright.tools.evolve.descriptors import describe
 
 log = logging.getLogger(__name__)
 
@@ -160,10 +161,27 @@ def coder_parser(parent_source: str | None, edit_mode: bool):
                             f"{exc} (or reply with SEARCH/REPLACE edits of the kernel instead)"
                         ) from exc
                     # neither edits nor a module: the edit format's help is the better hint
-            return check_module(apply_to_variants(parent_source, parse_edits(text)))
+            return check_module(apply_to_view(parent_source, parse_edits(text)))
         return extract_module(text)
 
     return parse
+
+
+def apply_to_view(source: str, edits: list) -> str:
+    """Apply edits to what the coder saw of ``source``: a lowered module's view (then every
+    shape variant is written from the edited nominal kernels), else its evolve blocks."""
+    view = view_of(source)
+    if view is None:
+        return apply_edits(source, edits)
+    return view.module(apply_edits(view.text, edits, only_evolve_blocks=False))
+
+
+def _cell(candidate: Candidate) -> tuple[int, ...]:
+    """The MAP-Elites cell of a candidate: its source's memory/compute/parallelism levels."""
+    try:
+        return tuple(describe(candidate.source, candidate.backend))
+    except ValueError:  # a backend with no pattern table (torch): guess from the text
+        return tuple(describe(candidate.source))
 
 
 class LLMCoder:
@@ -270,7 +288,7 @@ class LLMCoder:
             schedule=self._schedule(task, contract, plan, parent_profile),
             advice=advice_for(plan, 3),
             parent=Exemplar(
-                source=nominal_only(editable(parent.source)) if edit_mode else parent.source,
+                source=shown_block(parent.source) if edit_mode else parent.source,
                 summary=profile_summary(parent_profile) if parent_profile else "the lowered seed",
             )
             if parent
@@ -334,8 +352,9 @@ class LLMCoder:
         return text
 
     def _inspirations(self, history: History, parent: Candidate | None) -> list[Exemplar]:
-        """Correct kernels unlike the parent, as diffs against it: the fastest of each cell
-        (origin and schedule source: the MAP-Elites descriptors), at most one per cell."""
+        """Correct kernels unlike the parent, as diffs against it: the fastest of each
+        MAP-Elites cell (the static behaviour descriptors of its source, ``tools.evolve``), at
+        most one per cell."""
         if parent is None:
             return []
         ranked = sorted(
@@ -343,11 +362,13 @@ class LLMCoder:
             key=lambda p: -(p.speedup or 0.0),
         )
         out: list[Exemplar] = []
-        cells: set[tuple[str, str | None]] = set()
+        cells: set[tuple[int, ...]] = set()
         for p in ranked:
             cand = self.source(p.candidate_id)
-            cell = (p.origin, p.source)
-            if cand is None or cell in cells or len(out) >= self.inspirations:
+            if cand is None or len(out) >= self.inspirations:
+                continue
+            cell = _cell(cand)
+            if cell in cells:
                 continue
             diff = short_diff(parent.source, cand.source)
             if diff:

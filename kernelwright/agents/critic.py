@@ -16,9 +16,8 @@ from pydantic import BaseModel, Field
 from kernelwright.agents.attempts import (
     attempt_of,
     attempt_window,
-    editable,
-    nominal_only,
     parent_feedback,
+    shown_block,
 )
 from kernelwright.agents.llm import LLMClient
 from kernelwright.agents.prompting import (
@@ -300,7 +299,7 @@ class LLMCritic:
             plan=plan_text(plan),
             machine=self.machine,
             round=[attempt_of(p, self.lookup) for p in _last_round(history)],
-            best_source=nominal_only(editable(best_cand.source)) if best_cand else None,
+            best_source=shown_block(best_cand.source) if best_cand else None,
             best_summary=profile_summary(best),
             feedback=parent_feedback(best) if best else None,
             history=[a for a in attempt_window(history, self.lookup, 8)

@@ -16,6 +16,7 @@ from kernelwright.agents.journal import CallJournal
 from kernelwright.agents.llm import LLMClient, make_chat_model
 from kernelwright.agents.metaprompter import MetaPrompter, PromptArchive
 from kernelwright.agents.planner import LLMPlanner, Planner
+from kernelwright.agents.prompt_sync import load_archive
 from kernelwright.agents.prompting import SourceLookup
 from kernelwright.agents.usage import UsageLedger
 from kernelwright.config import LLMSettings
@@ -75,7 +76,7 @@ def make_llm_policies(
     meta = None
     if prompt_archive is not None:
         path = Path(prompt_archive)
-        archive = PromptArchive.load(path) if path.is_file() else PromptArchive(seed=seed)
+        archive = load_archive(path) if path.is_file() else PromptArchive(seed=seed)
         meta = MetaPrompter(client, archive, path=path)
     elif prompt_family_dir is not None:
         meta = MetaPrompter(client, PromptArchive(seed=seed), family_dir=Path(prompt_family_dir))

@@ -27,13 +27,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelwright.errors import ReplyFormatError
-from kernelwright.prompts import (
-    Edit,
-    apply_edits,
-    load_data,
-    parse_edits,
-    render,
-)
+from kernelwright.prompts import Edit, apply_edits, load_data, parse_edits, render
 from kernelwright.prompts.context import Feedback
 
 SECTION_NAMES = (
@@ -298,7 +292,7 @@ def _contains(text: str, edit: Edit) -> bool:
 class MetaPrompter:
     """Evolves prompts: every ``every`` scored kernels of a prompt, ask the LLM for a child.
 
-    With ``path`` the archive is saved there (JSON) after every observation.
+    With ``path`` the archive is merged into that JSON file (under a lock) after every observation.
 
     Example:
         >>> meta = MetaPrompter(llm_client, PromptArchive(seed=1))  # doctest: +SKIP
@@ -328,7 +322,9 @@ class MetaPrompter:
             return
         self.path = self.family_dir / f"{family}.json"
         if self.path.is_file():
-            self.archive = PromptArchive.load(self.path)
+            from kernelwright.agents.prompt_sync import load_archive
+
+            self.archive = load_archive(self.path)
 
     def __repr__(self) -> str:
         return f"MetaPrompter({self.archive!r}, every={self.every})"
@@ -351,8 +347,10 @@ class MetaPrompter:
         child = None
         if stats is not None and stats.samples % self.every == 0:
             child = self.evolve(prompt, child_source, feedback, score, parent_score)
-        if self.path is not None:
-            self.archive.save(self.path)
+        if self.path is not None:  # concurrent runs of a family lose nothing (prompt_sync)
+            from kernelwright.agents.prompt_sync import sync_archive
+
+            sync_archive(self.archive, self.path)
         return child
 
     def evolve(

@@ -196,6 +196,12 @@ class OptimizeNodes:
         cached = store.load_result(run_id, cid)
         if cached is not None:  # finished before a crash: never evaluate twice
             return {"profiles": [Profile.model_validate(cached["profile"])], "round_sizes": []}
+        if self._past_time_limit(run_id):
+            # The time limit bounds the work, not only the rounds: a candidate proposed
+            # before it (e.g. while the coder's last request ran) is kept in the store but
+            # not evaluated after it; the critic then stops on the limit.
+            log.info("evaluate: time limit reached; %s kept but not evaluated", cid)
+            return {"profiles": []}
         task, _ = self.ctx.task(request["task_path"])
         candidate = store.load_candidate(run_id, cid)
         result = self.ctx.evaluate(task, candidate)
@@ -209,11 +215,13 @@ class OptimizeNodes:
         return {"profiles": [profile]}
 
     def critic(self, state: RunState) -> dict:
-        size = len(state.get("pending") or [])
+        history = history_of(state)
+        done_ids = {p.candidate_id for p in history.profiles}
+        size = sum(cid in done_ids for cid in state.get("pending") or [])  # evaluated ones
         challenged = self._challenge(state, size)
         if challenged:
             state = {**state, "challenged": [*(state.get("challenged") or []), *challenged]}
-        history = history_of(state)
+            history = history_of(state)
         history = history.model_copy(update={"round_sizes": [*history.round_sizes, size]})
         elapsed = time.time() - state.get("started", time.time())
         decision = self.ctx.critic.decide(state["plan"], history, elapsed)
@@ -266,6 +274,11 @@ class OptimizeNodes:
         store.update_meta(run_id, best_speedup=best.speedup if best else None)
         self._persist()
         return {"confirmed": confirmed}
+
+    def _past_time_limit(self, run_id: str) -> bool:
+        limit = self.ctx.settings.time_limit_s
+        started = self.ctx.store.meta(run_id).get("started") if limit is not None else None
+        return started is not None and time.time() >= started + limit
 
     def _persist(self) -> None:
         if self.ctx.persist is not None:

@@ -264,15 +264,35 @@ extern "C" void k1_0(float* x) {
 
 
 def test_only_the_nominal_kernel_is_shown_and_edits_reach_every_variant():
-    from kernelwright.agents.attempts import apply_to_variants, editable, nominal_only
+    from kernelwright.agents.attempts import shown_block
+    from kernelwright.agents.coder import apply_to_view
     from kernelwright.errors import ReplyFormatError
     from kernelwright.prompts import Edit
 
-    shown = nominal_only(editable(VARIANTS))
-    assert "k0_0" in shown and "k1_0" not in shown and "i < 63" not in shown
-    both = apply_to_variants(VARIANTS, [Edit(search="2.0f * x[i]", replace="x[i] + x[i]")])
-    assert both.count("x[i] + x[i]") == 2  # the variant copy follows the nominal edit
-    one = apply_to_variants(VARIANTS, [Edit(search="i < 256;", replace="i < 256 && x;")])
-    assert one.count("&& x") == 1
+    shown = shown_block(VARIANTS)
+    assert "k0_0" in shown and "k1_0" not in shown and "i < KW_S0" in shown
+    assert "KW_S0 = 256, 63" in shown
+    both = apply_to_view(VARIANTS, [Edit(search="2.0f * x[i]", replace="x[i] + x[i]")])
+    assert both.count("x[i] + x[i]") == 2  # every variant is written from the nominal kernel
+    assert "i < 63;" in both and "i < 256;" in both
     with pytest.raises(ReplyFormatError, match="was not found"):
-        apply_to_variants(VARIANTS, [Edit(search="nowhere", replace="x")])
+        apply_to_view(VARIANTS, [Edit(search="nowhere", replace="x")])
+
+
+def test_inspirations_come_one_per_map_elites_cell_of_their_source():
+    def cand(body: str) -> Candidate:
+        return Candidate(source=f'SRC = r"""\n// [EVOLVE_START]\n{body}\n// [EVOLVE_END]\n"""\n',
+                         backend="cpp", origin="llm")
+
+    parent = cand("for (int i = 0; i < n; ++i) y[i] = x[i];")
+    team = cand("#pragma omp parallel for\nfor (int i = 0; i < n; ++i) y[i] = x[i];")
+    team2 = cand("#pragma omp parallel for\nfor (int i = 0; i < n; ++i) y[i] = x[i] + 0;")
+    simd = cand("#pragma omp simd\nfor (int i = 0; i < n; ++i) y[i] = x[i];")
+    known = {c.id: c for c in (parent, team, team2, simd)}
+    coder = LLMCoder(client=None, sources=known.get, inspirations=3)
+    h = history([profile(parent.id, True, 1.0), profile(team.id, True, 3.0),
+                 profile(team2.id, True, 2.0), profile(simd.id, True, 1.5)])
+    shown = coder._inspirations(h, parent)
+    assert len(shown) == 2  # the two OpenMP-team kernels share a cell: only the faster shows
+    assert "omp parallel for" in shown[0].source and "3x" in shown[0].summary
+    assert "omp simd" in shown[1].source

@@ -225,7 +225,8 @@ def make_plan(g: LoweredGraph, names: dict[int, str], kernels: list[KernelSource
             continue
         glob = k.units * k.local if k.cooperative else -(-k.units // k.local) * k.local
         steps.append({"kernel": k.name, "args": k.args, "global": max(glob, k.local),
-                      "local": k.local})
+                      "local": k.local, "units": k.units,
+                      **({"cooperative": True} if k.cooperative else {})})
     return {
         "inputs": [names[i.id] if i is not None else None for i in g.user_inputs],
         "state": [(names[i.id], i.target) for i in g.state],

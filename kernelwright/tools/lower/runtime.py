@@ -18,6 +18,7 @@ from torch import nn
 
 from kernelwright.errors import LaunchError
 from kernelwright.tools.lower.backends import codegen_for
+from kernelwright.tools.lower.launch_config import launch_plans
 
 _DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
@@ -70,6 +71,8 @@ class LoweredModule(nn.Module):
             else:
                 holder.register_buffer(leaf, value)
         self._consts = {k: decode_tensor(v).contiguous() for k, v in self.consts.items()}
+        # the kernel block's KW_LOCAL_* defines set the work-group sizes (launch_config.py)
+        self.plans = launch_plans(self.source, self.plans)
         self._kernels = _load(self.backend, self.source, tuple(self.options))
         self._launch = _launcher(self.backend, self._kernels)
         self._runners: dict[tuple, Any] = {}
