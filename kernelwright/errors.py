@@ -42,6 +42,10 @@ class LaunchError(KernelwrightError, RuntimeError):
     """A kernel launch was rejected by the runtime (bad arguments, bad range)."""
 
 
+class FrameworkOperatorError(KernelwrightError, RuntimeError):
+    """A framework compute operator was called under a custom-kernels-only contract."""
+
+
 class WorkerError(KernelwrightError, RuntimeError):
     """The evaluation worker could not be started or talked to."""
 

@@ -26,6 +26,8 @@ from collections.abc import Iterable
 
 import torch
 
+from kernelwright.errors import FrameworkOperatorError
+
 BACKEND_KEYS = ("CPU", "QuantizedCPU", "SparseCPU", "SparseCsrCPU", "MkldnnCPU",
                 "NestedTensorCPU")
 COMPOSITE_KEYS = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
@@ -35,10 +37,6 @@ RANDOM_FILL_OPS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "ex
                              "randint", "randperm", "normal", "rand_like", "randn_like"})
 FREE_NAMESPACES = frozenset({"profiler"})  # record_function markers compute nothing
 MARKER = "is not available: this task's contract allows custom kernels only"
-
-
-class FrameworkOperatorError(RuntimeError):
-    """A framework compute operator was called under a custom-kernels-only contract."""
 
 
 _done: list[frozenset[str]] = []
