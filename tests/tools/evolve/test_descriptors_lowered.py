@@ -19,10 +19,11 @@ def softmax():
     return lower_task(Task.from_path(TASK), "sycl")
 
 
-def test_cooperative_row_strategies_raise_parallelism(softmax):
+def test_cooperative_row_strategies_land_in_other_cells(softmax):
+    # lowered candidates are placed by structure (tools/evolve/structure.py): a row per
+    # work-item and a row per cooperating group are different schedules, so different cells
     assert {"item", "group", "subgroup"} <= set(softmax.space["g0.strategy"])
     level = {s: describe(softmax.with_params({"g0.strategy": s}).candidate.source)
              for s in ("item", "group", "subgroup")}
-    assert level["item"].parallelism < level["group"].parallelism
-    assert level["group"].parallelism <= level["subgroup"].parallelism
-    assert level["group"].compute > level["item"].compute  # group reductions are collectives
+    assert level["item"] != level["group"]
+    assert len(set(level.values())) >= 2
