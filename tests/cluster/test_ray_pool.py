@@ -49,6 +49,22 @@ def _pid_in_flight(pool, timeout_s: float = 300.0) -> int:
     raise AssertionError("no evaluation started")
 
 
+def _where(actor, timeout_s: float = 300.0) -> dict:
+    """The actor's ``where``, waiting while Ray restarts it (a killed actor answers
+    ``ActorUnavailableError`` until its new process is up)."""
+    import ray
+    from ray.exceptions import ActorUnavailableError
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return ray.get(actor.where.remote(), timeout=timeout_s)
+        except ActorUnavailableError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def _evaluate_in_thread(pool, task, candidate):
     out: dict = {}
     thread = threading.Thread(target=lambda: out.update(r=pool.evaluate(task, candidate)))
@@ -74,14 +90,12 @@ def _interrupt(pool, task, candidate, sig, settle_s: float = 3.0):
 
 def test_worker_killed_mid_evaluation_requeued_once(two_devices, tmp_path):
     task, cand = Task.from_path(task_path("l1_gelu")), Candidate(source=SOURCE, backend="sycl")
-    import ray
-
     with _pool(tmp_path) as pool:
         assert len(pool.actors) == 2
         result, pid = _interrupt(pool, task, cand, signal.SIGKILL)
         assert result.correct, result.error
         assert pool.requeued == 1 and pool.killed == 0
-        done = [ray.get(a.where.remote(), timeout=300) for a in pool.actors]
+        done = [_where(a) for a in pool.actors]
         assert pid not in [d["pid"] for d in done]  # the killed worker was restarted
         assert sum(d["done"] for d in done) == 1  # one finished evaluation, not two
 

@@ -70,10 +70,19 @@ class Rejected(Exception):
         self.level, self.error, self.flags, self.errors = level, error, flags or set(), errors
 
 
+THREAD_LIMIT_HINT = (
+    "the candidate could not start another thread: its process tree reached the sandbox's "
+    "limit on processes and threads. Threads or processes it starts and leaves running "
+    "after a call accumulate over the timed batches (hundreds of calls); fix: join them "
+    "before forward returns, or reuse one pool. The runner said:\n")
+
+
 def runner_error(reply: dict) -> Rejected:
     """A runner's ``error`` message as a rejection (it can only make its own verdict worse)."""
     level = str(reply.get("level"))
     error = str(reply.get("error"))[:6000]
+    if "can't start new thread" in error:
+        error = THREAD_LIMIT_HINT + error
     flags = {Flag.WRONG_OUTPUT_TYPE} if level == "type" else set()
     if LOCKDOWN_MARKER in error:  # it called a framework operator the lockdown refused
         flags.add(Flag.FRAMEWORK_OPERATOR)
