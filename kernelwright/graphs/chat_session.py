@@ -74,7 +74,7 @@ class ChatSession:
         self.stop_event = threading.Event()
 
     def __repr__(self) -> str:
-        return f"ChatSession({self.run_id!r}, root={str(self.runs.root)!r})"
+        return f"ChatSession({self.run_id!r}, store={self.runs.label!r})"
 
     # -- creation -------------------------------------------------------------------------------
     @classmethod

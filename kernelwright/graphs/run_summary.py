@@ -78,7 +78,7 @@ def build_report_data(
         _fill_times(store, run)
         if peaks is not None:
             _place(run, peaks)
-    return ReportData(generated=time.time(), store=str(store.root), runs=runs,
+    return ReportData(generated=time.time(), store=store.label, runs=runs,
                       roofs=roofs_of(peaks))  # fmt: skip
 
 

@@ -182,7 +182,7 @@ def finish_report(
         roofline_fraction=best.roofline.fraction if best and best.roofline else None,
         kernel_path=kernel_path,
         best_candidate=best.candidate_id if best else None,
-        store=str(runs.root),
+        store=runs.label,
         reason=reason,
         **best_figures(best, reference),
     )

@@ -87,6 +87,7 @@ class RunStore:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+        self.label = str(self.root)  # how reports and messages name the store
         if self.root.exists() and not self.root.is_dir():
             raise RunStoreError(
                 f"the run store {self.root} is a file, but a store is a directory: pass "

@@ -147,6 +147,7 @@ class PgRunStore(RunStore):
     def __init__(self, url: str, mirror: str | Path | None = None) -> None:
         self.url = url
         self.root = url  # what --store said: the checkpointer opens the same server
+        self.label = redacted(url)  # never the password, in reports and messages
         self.runs_dir = Path(mirror or mirror_dir(url)) / "runs"
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         self._conn = connect(url)

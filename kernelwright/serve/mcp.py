@@ -204,7 +204,7 @@ class KernelwrightTools:
                               time_limit_s=time_limit_s,
                               extra_args=llm_flags(self.settings))  # fmt: skip
         return OptimizeStarted(run_id=run_id, task=task.stem, backend=backend, budget=budget,
-                               store=str(self.store.root))  # fmt: skip
+                               store=self.store.label)  # fmt: skip
 
     def status(self, run_id: str) -> RunStatus:
         check_run_id(run_id)
