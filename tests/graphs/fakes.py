@@ -94,3 +94,13 @@ def fake_context_factory(evaluator: FakeEvaluator, batch_size: int = 2):
         )
 
     return factory
+
+
+def timed_result(task, candidate, ref_ms: float, cand_ms: float) -> EvalResult:
+    """A correct result with these medians (ms) and a tight spread."""
+    timing = Timing(reference_median_s=ref_ms / 1e3, reference_iqr_s=1e-6,
+                    candidate_median_s=cand_ms / 1e3, candidate_iqr_s=1e-6, repeats=10,
+                    speedup=ref_ms / cand_ms, speedup_low=0.9 * ref_ms / cand_ms,
+                    speedup_high=1.1 * ref_ms / cand_ms)  # fmt: skip
+    return EvalResult(task_name=task.name, candidate_id=candidate.id, backend="torch",
+                      level=Level.CORRECT, timing=timing)

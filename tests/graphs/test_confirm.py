@@ -15,21 +15,12 @@ from kernelwright.graphs.optimize import OptimizeContext
 from kernelwright.graphs.runner import run_state, start_run
 from kernelwright.spec import Candidate
 from kernelwright.spec.plan import Profile, best_profile
-from kernelwright.spec.result import EvalResult, Level, Timing
+from kernelwright.spec.result import EvalResult, Level
 
-from .fakes import PEAKS, FakeCoder, FakePlanner
+from .fakes import PEAKS, FakeCoder, FakePlanner, timed_result
 
 TASK = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "l1_gelu.py"
 TRUE_MS = {1: 1.0, 2: 0.8, 3: 0.5, 4: 0.45, 5: 0.4, 6: 0.6, 7: 0.9}  # block -> real median
-
-
-def _result(task, candidate, ref_ms: float, cand_ms: float) -> EvalResult:
-    timing = Timing(reference_median_s=ref_ms / 1e3, reference_iqr_s=1e-6,
-                    candidate_median_s=cand_ms / 1e3, candidate_iqr_s=1e-6, repeats=10,
-                    speedup=ref_ms / cand_ms, speedup_low=0.9 * ref_ms / cand_ms,
-                    speedup_high=1.1 * ref_ms / cand_ms)  # fmt: skip
-    return EvalResult(task_name=task.name, candidate_id=candidate.id, backend="torch",
-                      level=Level.CORRECT, timing=timing)
 
 
 class NoisyTimer:
@@ -43,13 +34,13 @@ class NoisyTimer:
     def evaluate(self, task, candidate):
         block = candidate.params["block"]
         self.first.append(block)
-        return _result(task, candidate, 1.0, 0.2 if block == 3 else TRUE_MS[block])
+        return timed_result(task, candidate, 1.0, 0.2 if block == 3 else TRUE_MS[block])
 
     def remeasure(self, task, candidate):
         block = candidate.params["block"]
         self.again.append(block)
         ref = 1.0 + 0.1 * len(self.again)  # the reference's median drifts between them
-        return _result(task, candidate, ref, TRUE_MS[block])
+        return timed_result(task, candidate, ref, TRUE_MS[block])
 
 
 def _factory(timer: NoisyTimer, with_confirm: bool):
@@ -119,7 +110,7 @@ def test_a_remeasured_profile_outranks_first_figures_and_failures_drop_out():
             if cid == "c":
                 return EvalResult(task_name="t", candidate_id=cid, backend="torch",
                                   level=Level.RUNTIME_ERROR, error="timed round 3: wrong")
-            return _result(task, candidate, *self.results[cid])
+            return timed_result(task, candidate, *self.results[cid])
 
     class T:
         name = "t"

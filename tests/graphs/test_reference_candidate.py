@@ -21,20 +21,10 @@ from kernelwright.graphs.store import RunStore, store_root
 from kernelwright.spec import Candidate, Task
 from kernelwright.spec.plan import Profile, best_profile
 from kernelwright.spec.reference import REFERENCE_ORIGIN, answer_of, reference_candidate
-from kernelwright.spec.result import EvalResult, Level, Timing
 
-from .fakes import PEAKS, FakeCoder, FakePlanner
+from .fakes import PEAKS, FakeCoder, FakePlanner, timed_result
 
 TASK = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "l1_gelu.py"
-
-
-def _result(task, candidate, ref_ms: float, cand_ms: float) -> EvalResult:
-    timing = Timing(reference_median_s=ref_ms / 1e3, reference_iqr_s=1e-6,
-                    candidate_median_s=cand_ms / 1e3, candidate_iqr_s=1e-6, repeats=10,
-                    speedup=ref_ms / cand_ms, speedup_low=0.9 * ref_ms / cand_ms,
-                    speedup_high=1.1 * ref_ms / cand_ms)  # fmt: skip
-    return EvalResult(task_name=task.name, candidate_id=candidate.id, backend="torch",
-                      level=Level.CORRECT, timing=timing)
 
 
 class Clock:
@@ -59,11 +49,11 @@ class Clock:
 
     def evaluate(self, task, candidate):
         self.calls.append(self._name(candidate))
-        return _result(task, candidate, 1.0, self._ms(candidate, noisy=True))
+        return timed_result(task, candidate, 1.0, self._ms(candidate, noisy=True))
 
     def remeasure(self, task, candidate):
         self.again.append(self._name(candidate))
-        return _result(task, candidate, 1.0, self._ms(candidate, noisy=False))
+        return timed_result(task, candidate, 1.0, self._ms(candidate, noisy=False))
 
 
 def _team(clock: Clock, *, reference=True, challenge=True, confirm=True):
@@ -178,7 +168,7 @@ def test_rounds_interleave_the_candidates():
     def remeasure(task, candidate):
         order.append(candidate.source)
         ms = {"A": 0.5, "B": 0.6, "ref": 1.0}[candidate.source]
-        return _result(task, candidate, 1.0 + 0.1 * len(order), ms)
+        return timed_result(task, candidate, 1.0 + 0.1 * len(order), ms)
 
     class T:
         name = "t"
