@@ -183,6 +183,10 @@ class Settings(BaseSettings):
         default_factory=list, description="more env var names never passed to candidate code"
     )
 
+    warm_sessions: int = Field(
+        4, ge=1, description="task sessions (a reference runner and a sandboxed fork server, "
+        "several hundred MB each) a pool keeps warm; the least recently used idle one is "
+        "closed when a new task needs one (a campaign over many tasks stays bounded)")
     promote_builds: bool = Field(
         True, description="when a pool closes, the trusted builder compiles the sources "
         "candidates built into the shared build cache (off for throwaway pools, e.g. tests)"

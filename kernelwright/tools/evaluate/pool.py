@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 import time
+from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -58,6 +59,10 @@ def single_threaded() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+def _key(task: Task) -> str:
+    return f"{task.path}:{task.source_hash}"
+
+
 class WorkerPool:
     """Warm task sessions, keyed by task; a context manager that closes them all.
 
@@ -68,7 +73,10 @@ class WorkerPool:
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
-        self._sessions: dict[str, tuple[tuple, TaskSession]] = {}
+        # most recently used last; at most settings.warm_sessions, except while in use
+        self._sessions: OrderedDict[str, tuple[tuple, TaskSession]] = OrderedDict()
+        self._in_use: Counter[str] = Counter()  # evaluations running per session key
+        self._lock = threading.Lock()  # the sessions table, between evaluating threads
         self._probe: SandboxProbe | None = None
         self._pending: list[tuple[Settings, str | None, list[dict[str, Any]]]] = []
         self._builder: ThreadPoolExecutor | None = None
@@ -91,26 +99,55 @@ class WorkerPool:
 
     def session(self, task: Task, settings: Settings) -> tuple[TaskSession, bool]:
         """The live session of ``task`` (started now if needed) and whether it is new."""
-        key = f"{task.path}:{task.source_hash}"
+        key = _key(task)
         start_key = tuple(str(getattr(settings, k)) for k in _START_KEYS)
-        held = self._sessions.get(key)
-        if held is not None and held[0] == start_key and held[1].alive:
-            return held[1], False
-        self._discard(key)
-        bwrap = self.sandbox.path if self.sandbox.available else None
-        session = TaskSession(task, settings, bwrap)
-        self._sessions[key] = (start_key, session)
-        self.starts += 1
-        return session, True
+        with self._lock:
+            held = self._sessions.get(key)
+            if held is not None and held[0] == start_key and held[1].alive:
+                self._sessions.move_to_end(key)
+                return held[1], False
+            self._discard(key)
+            self._evict_idle(self.settings.warm_sessions - 1)
+            bwrap = self.sandbox.path if self.sandbox.available else None
+            session = TaskSession(task, settings, bwrap)
+            self._sessions[key] = (start_key, session)
+            self.starts += 1
+            return session, True
+
+    def _evict_idle(self, keep: int) -> None:
+        """Close least recently used sessions with no evaluation running until at most
+        ``keep`` are left (sessions in use stay, even past the bound)."""
+        for key in list(self._sessions):
+            if len(self._sessions) <= keep:
+                return
+            if not self._in_use[key]:
+                self._discard(key)
 
     def contract(self, task: Task) -> Contract:
         """The task's contract, derived by its reference runner (limited, with a timeout)."""
-        return self.session(task, self.settings)[0].contract
+        with self._using(task):
+            return self.session(task, self.settings)[0].contract
 
     def evaluate(self, task: Task, candidate: Candidate, *, settings: Settings | None = None,
                  observers: Sequence[str] = ()) -> EvalResult:
         """Verify and time ``candidate`` on ``task`` in a fresh sandboxed runner."""
-        settings = settings or self.settings
+        with self._using(task):
+            return self._evaluate(task, candidate, settings or self.settings, observers)
+
+    @contextmanager
+    def _using(self, task: Task) -> Iterator[None]:
+        """Marks ``task``'s session in use, so that no other thread's new session evicts it."""
+        key = _key(task)
+        with self._lock:
+            self._in_use[key] += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_use[key] -= 1
+
+    def _evaluate(self, task: Task, candidate: Candidate, settings: Settings,
+                  observers: Sequence[str]) -> EvalResult:
         t0 = time.monotonic()
         session, fresh = self.session(task, settings)
         start = time.monotonic() - t0
@@ -136,7 +173,8 @@ class WorkerPool:
             update["observations"] = {**result.observations,
                                       "build_cache": {"tampered_removed": tampered}}
         if not session.alive:
-            self._discard(f"{task.path}:{task.source_hash}")
+            with self._lock:
+                self._discard(_key(task))
         return result.model_copy(update=update)
 
     def _discard(self, key: str) -> None:
@@ -205,6 +243,11 @@ class WorkerPool:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    @property
+    def warm(self) -> list[str]:
+        """The tasks with a warm session, least recently used first."""
+        return [held[1].task.name for held in self._sessions.values()]
 
     def __repr__(self) -> str:
         return f"WorkerPool(sessions={len(self._sessions)}, starts={self.starts})"
