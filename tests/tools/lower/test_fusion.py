@@ -44,6 +44,6 @@ def test_size_one_batch_keeps_the_epilogue_fused(no_emission_splits):
 
 def test_codegen_registry_is_case_insensitive_and_names_the_choices():
     assert codegen_for("SYCL").name == "sycl"
-    assert codegen_for("Cpp").compile_options == ("-fno-trapping-math",)
+    assert "-fno-trapping-math" in codegen_for("Cpp").compile_options
     with pytest.raises(ValueError, match="choose one of: .*cuda"):
         codegen_for("metal")

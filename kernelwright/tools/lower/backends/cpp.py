@@ -50,9 +50,11 @@ class CppCodegen(Codegen):
     name = "cpp"
     dialect = CPP
     # -fno-trapping-math lets g++ if-convert (and so vectorise) loops whose selects guard
-    # float arithmetic, such as the prelude's kw_expf; results are unchanged (only FP
-    # exception flags).
-    compile_options = ("-fno-trapping-math",)
+    # float arithmetic, such as the prelude's kw_expf; -fno-math-errno lets it vectorise
+    # loops that call sqrt (batch and group norms: "control flow in loop" otherwise, as the
+    # branch to libm sets errno for a negative argument). Results are unchanged: only FP
+    # exception flags and errno, which no kernel reads (benchmarks/vector_audit.py).
+    compile_options = ("-fno-trapping-math", "-fno-math-errno")
     vendor_library = True  # host BLAS / oneDNN through torch
     body_depth = 2
     simd_loops = True
