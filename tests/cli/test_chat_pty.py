@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import END_TO_END_ENV
+
 pexpect = pytest.importorskip("pexpect")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,6 +27,7 @@ def spawn(*args: str, tmp_path: Path):
         "HOME": str(tmp_path),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "TERM": "dumb",
+        **END_TO_END_ENV,
     }
     child = pexpect.spawn(
         sys.executable,

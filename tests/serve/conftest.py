@@ -10,6 +10,7 @@ import pytest
 
 from kernelwright.config import Settings
 from kernelwright.graphs.runner import start_run
+from tests.conftest import END_TO_END_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "examples" / "tasks"
@@ -32,6 +33,7 @@ def served(tmp_path_factory) -> dict:
         "KERNELWRIGHT_DATA_DIR": str(store),
         "KERNELWRIGHT_CACHE_DIR": str(cache),
         "PATH": os.environ.get("PATH", ""),
+        **END_TO_END_ENV,
     }
     return {"store": store, "root": root, "outside": outside, "env": env, "settings": settings}
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from kernelwright.tools.cluster.actor import DEVICE_PREFIX, EvalWorker, TaskFile
 
 log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3  # workers an evaluation may lose (died or hung) before it is given up
+RESTART_WAIT_S = 5.0  # after a lost worker, times the attempt: Ray restarts the actor meanwhile
 
 
 def connect(address: str) -> None:
@@ -110,7 +112,9 @@ class RayPool:
         from ray.exceptions import GetTimeoutError, RayActorError
 
         lost: list[str] = []
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
+            if attempt:  # a restarting actor answers ActorUnavailableError at once: give the
+                time.sleep(RESTART_WAIT_S * attempt)  # one Ray is restarting time to come back
             actor = self._take()
             self.in_flight[threading.get_ident()] = actor
             try:
