@@ -126,6 +126,11 @@ class Settings(BaseSettings):
     # Backends.
     backend: str = "sycl"
     cuda_arch: str = "sm_90"
+    cuda_emulator: bool = Field(
+        False,
+        description="run CUDA kernels on the PTX emulator even where a GPU is present "
+        "(to compare the two on the same kernels)",
+    )
 
     # Verification.
     seeds: int = Field(3, ge=1, description="seeds per shape variant when verifying")

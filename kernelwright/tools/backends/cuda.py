@@ -98,7 +98,7 @@ class CudaBackend(Backend):
     def status(self) -> BackendStatus:
         can_compile = shutil.which(self.nvcc) is not None
         version = tool_version(self.nvcc) if can_compile else None
-        device = cuda_device()
+        device = None if self.settings.cuda_emulator else cuda_device()
         if device is not None:
             return BackendStatus(name=self.name, can_compile=can_compile, can_run=True,
                                  device=device, version=version, detail="runs through CuPy",
@@ -189,12 +189,13 @@ class CudaBackend(Backend):
 
     @property
     def emulated(self) -> bool:
-        return cuda_device() is None
+        """True when kernels run on the PTX emulator: no GPU, or ``settings.cuda_emulator``."""
+        return self.settings.cuda_emulator or cuda_device() is None
 
     def _runner(self, ptx_path: Path, ptx: str) -> Any:
-        if cuda_device() is not None:
-            return CupyRunner(str(self._module_file(ptx_path)))
-        return EmulatorRunner(ptx)
+        if self.emulated:
+            return EmulatorRunner(ptx)
+        return CupyRunner(str(self._module_file(ptx_path)))
 
     def _module_file(self, ptx_path: Path) -> Path:
         """The cubin when it matches the device's architecture, else the PTX (driver JIT)."""

@@ -82,6 +82,13 @@ class LoweredModule(nn.Module):
         t = getattr(holder, leaf)
         return t if t.is_contiguous() else t.contiguous()
 
+    def _const(self, name: str, device: torch.device) -> torch.Tensor:
+        """A folded constant on ``device`` (moved once, then kept there)."""
+        value = self._consts[name]
+        if value.device != device:
+            value = self._consts[name] = value.to(device)
+        return value
+
     def forward(self, *inputs: Any) -> Any:
         key = (self.training, *[tuple(x.shape) if isinstance(x, torch.Tensor) else None
                                 for x in inputs])
@@ -109,16 +116,22 @@ class LoweredModule(nn.Module):
                 t[name] = x if x.is_contiguous() else x.contiguous()
         for name, target in plan["state"]:
             t[name] = self._state_tensor(target)
+        device = _device_of(inputs)  # a CUDA module run on a GPU gets CUDA tensors
         for name, target in plan["consts"]:
-            t[name] = self._consts[target]
+            t[name] = self._const(target, device)
         for name, (shape, dtype) in plan["temps"].items():
-            t[name] = torch.empty(shape, dtype=dtype_of(dtype))
+            t[name] = torch.empty(shape, dtype=dtype_of(dtype), device=device)
         for name, shape, dtype in plan["outputs"]:
             if name not in t:
-                t[name] = torch.empty(shape, dtype=dtype_of(dtype))
+                t[name] = torch.empty(shape, dtype=dtype_of(dtype), device=device)
         self._launch(plan["steps"], t)  # a vendor step binds its result in t
         outs = [t[name] for name, _, _ in plan["outputs"]]
         return outs[0] if plan["single"] else tuple(outs)
+
+
+def _device_of(inputs: tuple[Any, ...]) -> torch.device:
+    """Where the first tensor input lives (intermediates and outputs are made there)."""
+    return next((x.device for x in inputs if isinstance(x, torch.Tensor)), torch.device("cpu"))
 
 
 def _signature(training: bool, inputs: tuple[Any, ...]) -> str:

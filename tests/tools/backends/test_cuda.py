@@ -129,3 +129,24 @@ def test_load_without_device_or_emulator_raises_with_the_fix(tmp_settings, monke
     backend = CudaBackend(tmp_settings)
     with pytest.raises(BackendUnavailableError, match="no CUDA device"):
         backend.load_inline(VADD)
+
+
+def test_the_emulator_setting_keeps_kernels_off_a_present_gpu(tmp_settings, monkeypatch):
+    monkeypatch.setattr("kernelwright.tools.backends.cuda.cuda_device", lambda: "NVIDIA H200")
+    on_gpu = CudaBackend(tmp_settings)
+    assert not on_gpu.emulated and on_gpu.status().device == "NVIDIA H200"
+    emulated = CudaBackend(tmp_settings.model_copy(update={"cuda_emulator": True}))
+    assert emulated.emulated
+    assert emulated.status().device == "PTX emulator (CPU)"
+
+
+@pytest.mark.requires_nvcc
+def test_the_emulator_setting_runs_cpu_tensors_beside_a_gpu(tmp_settings, monkeypatch):
+    import torch
+
+    monkeypatch.setattr("kernelwright.tools.backends.cuda.cuda_device", lambda: "NVIDIA H200")
+    backend = CudaBackend(tmp_settings.model_copy(update={"cuda_emulator": True}))
+    module = backend.load_inline(VADD)
+    a, b, out = torch.randn(300), torch.randn(300), torch.zeros(300)
+    module.vadd(a, b, out, 300, grid=(3,), block=(128,))  # CuPy would refuse CPU tensors
+    torch.testing.assert_close(out, a + b)

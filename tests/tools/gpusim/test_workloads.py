@@ -138,3 +138,20 @@ def test_a_workload_run_keeps_each_buffer_at_one_address_across_launches(setting
     assert e and f and not e & f
     assert e | f <= touched(k3, "ld.global")
     assert not (e | f) & touched(k3, "st.global")
+
+
+def test_replay_gives_another_launcher_the_same_program_and_data(settings):
+    from kernelwright.tools.gpusim.launch import launch
+
+    w = get_workload("mm3", settings=settings)
+    ptx, calls = w.ptx(), []
+
+    def launcher(kernel, grid, block, *args, shared=0):  # what a GPU's launcher would get
+        calls.append(kernel)
+        launch(ptx, kernel, grid, block, list(args), shared)
+
+    outputs, reference = w.replay(launcher, size=24)
+    emulated = w.run(size=24)
+    assert calls == ["mm_tiled"] * emulated.n_launches
+    assert (outputs["G"] == emulated.outputs["G"]).all()
+    assert abs(outputs["G"] - reference["G"]).max() < 1e-3

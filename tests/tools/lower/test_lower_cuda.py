@@ -31,3 +31,13 @@ def test_cuda_runs_correctly_on_the_emulator(name):
     # emulator import must fail this test, not skip it
     assert status.can_run, f"the CUDA backend cannot run here: {status.detail}"
     check_lowered(lower_task(task(name), "cuda"))
+
+
+def test_a_lowered_module_makes_its_buffers_where_its_inputs_live():
+    import torch
+
+    from kernelwright.tools.lower.runtime import _device_of
+
+    # a CUDA module run on a GPU gets CUDA tensors: intermediates and outputs must follow
+    assert _device_of((3, torch.empty(2, device="meta"))) == torch.device("meta")
+    assert _device_of((None, 1.0)) == torch.device("cpu")

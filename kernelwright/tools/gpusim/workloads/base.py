@@ -136,6 +136,22 @@ class Workload(ABC):
         return WorkloadRun(self.name, p, outputs, self.reference(p, inputs), launcher.stats,
                            seconds)  # fmt: skip
 
+    def replay(self, launch: Any, **overrides: Any
+               ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
+        """The host program through another launcher on the inputs :meth:`run` uses.
+
+        ``launch(kernel, grid, block, *args, shared=0)`` runs one kernel of :meth:`ptx` and
+        leaves its results in the numpy arguments (a real GPU's launcher copies them back):
+        the same program and data as the emulated run, for comparing the two.
+
+        Returns:
+            the outputs, and the same names computed by numpy.
+        """
+        p = self.params(**overrides)
+        inputs = self.inputs(np.random.default_rng(self.seed), p)
+        outputs = self._execute(launch, p, {k: v.copy() for k, v in inputs.items()})
+        return outputs, self.reference(p, inputs)
+
     @abstractmethod
     def inputs(self, rng: np.random.Generator, p: dict[str, Any]) -> dict[str, np.ndarray]:
         """Random inputs for parameters ``p``."""
