@@ -5,7 +5,9 @@ For a machine with a CUDA GPU, CuPy and nvcc (the lent H200 machine). Three tabl
 1. workloads: the simulator's own CUDA programs (``kernelwright.tools.gpusim.workloads``), each
    launch through CuPy from the same PTX the emulator runs, with the same inputs. Per program:
    the largest difference between GPU and emulator outputs, each one's error against numpy, the
-   measured GPU time of the whole program (CUDA events around every launch, second run) and the
+   GPU's time in the program's kernels (CUPTI through torch's profiler: kernel execution only;
+   median of ``--rounds`` runs after a first one, the GPU kept busy for a second before), the
+   wall time of its launches (CUDA events around each launch: launch latency included) and the
    timing model's prediction for that GPU from the emulator's traces (``--gpu``, default h100:
    the model has no H200, which differs from it in memory only).
 2. backend: kernelwright's CUDA backend end to end. Each task's lowered CUDA module (and the
@@ -17,7 +19,7 @@ For a machine with a CUDA GPU, CuPy and nvcc (the lent H200 machine). Three tabl
    interleaved rounds, medians in microseconds; with ``--compile``, torch.compile of the
    reference beside them (compiled and warmed up first; its compile time is not timed).
 
-    python benchmarks/gpu_check.py [--workloads mm3,gaussian,...] [--tasks FILE ...]
+    python benchmarks/gpu_check.py [--workloads mm3 mm3:size=192 ...] [--tasks FILE ...]
                                    [--gpu h100] [--compile] [--emulator-only] [--json OUT]
 
 Without a CUDA device it says so and exits 2; ``--emulator-only`` runs the emulator halves alone
@@ -34,6 +36,7 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path.pop(0)
 
 import argparse
+import hashlib
 import json
 import statistics
 import tempfile
@@ -58,7 +61,8 @@ from kernelwright.tools.gpusim.workloads import get_workload
 from kernelwright.tools.lower import lower_task
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKLOADS = ("mm3", "gaussian", "bfs", "lud", "srad", "cfd", "pythia")
+WORKLOADS = ("mm3", "gaussian", "bfs", "lud", "srad", "cfd", "pythia",  # their default sizes
+             "mm3:size=192", "gaussian:size=128", "srad:rows=256,cols=256")
 TASKS = ("l1_gelu", "l1_layernorm", "l1_rmsnorm", "l1_row_softmax", "l1_sum_reduction",
          "l1_transpose", "l1_matmul", "l2_add_layernorm", "l2_matmul_bias_gelu",
          "l2_scaled_matmul_softmax")
@@ -75,7 +79,8 @@ class GpuLauncher:
         import cupy
 
         self.cupy = cupy
-        path = folder / "workload.ptx"
+        # one file per module: CuPy keeps a module loaded from a path it has seen
+        path = folder / f"{hashlib.sha256(ptx.encode()).hexdigest()[:16]}.ptx"
         path.write_text(ptx)
         self.module = cupy.RawModule(path=str(path))
         self.params = {name: k.params for name, k in parse_ptx(ptx).kernels.items()}
@@ -115,42 +120,78 @@ def _error(outputs: dict[str, np.ndarray], reference: dict[str, np.ndarray]) -> 
                               initial=0.0)) for k, r in reference.items()), default=0.0)
 
 
-def workload_row(name: str, settings: Settings, gpu: str, on_gpu: bool, folder: Path) -> dict:
+def parse_workload(text: str) -> tuple[str, dict[str, int]]:
+    """``"mm3"`` or ``"mm3:size=192,..."``: a workload name and integer parameters."""
+    name, _, rest = text.partition(":")
+    params = dict(item.split("=", 1) for item in rest.split(",") if item)
+    return name, {k: int(v) for k, v in params.items()}
+
+
+def workload_row(text: str, settings: Settings, gpu: str, on_gpu: bool, folder: Path,
+                 repeats: int) -> dict:
+    name, params = parse_workload(text)
     w = get_workload(name, settings=settings)
     sink = MemoryTraceSink()
-    emu = w.run(sink=sink)
+    emu = w.run(sink=sink, **params)
     timings = simulate_kernels(sink.kernels, gpu)
     row: dict[str, Any] = {
-        "workload": name, "params": emu.params, "launches": emu.n_launches,
+        "workload": text, "params": emu.params, "launches": emu.n_launches,
         "emulator_error": emu.max_error, "emulator_s": emu.seconds,
         "predicted_us": sum(t.time_us for t in timings),
     }
     if on_gpu:
         launcher = GpuLauncher(w.ptx(), folder)
-        w.replay(launcher)  # first run: module load and JIT of the PTX
-        launcher.milliseconds.clear()
-        outputs, reference = w.replay(launcher)
+        w.replay(launcher, **params)  # first run: module load and JIT of the PTX
+        totals, kernels = [], []
+        for _ in range(repeats):
+            launcher.milliseconds.clear()
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                    torch.profiler.ProfilerActivity.CUDA]) as prof:
+                outputs, reference = w.replay(launcher, **params)
+            totals.append(1000 * sum(launcher.milliseconds))
+            kernels.append(kernel_time_us(prof, set(launcher.params)))
         row.update(gpu_error=_error(outputs, reference),
                    gpu_vs_emulator=_error(outputs, emu.outputs),
-                   measured_us=1000 * sum(launcher.milliseconds),
+                   measured_us=statistics.median(kernels) or None,
+                   launch_wall_us=statistics.median(totals), kernel_runs_us=kernels,
                    gpu_launches=len(launcher.milliseconds))
     return row
+
+
+def kernel_time_us(prof: Any, names: set[str] | None = None) -> float:
+    """The GPU's own time in its activities (CUPTI, through torch's profiler), in us: the
+    named kernels only, or every kernel, copy and fill when ``names`` is None."""
+    total = 0.0
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA and (names is None or e.name in names):
+            total += getattr(e, "device_time_total", 0.0) or getattr(e, "cuda_time_total", 0.0)
+    return total
+
+
+def warm_up_gpu(seconds: float = 1.0) -> None:
+    """Keep the GPU busy for a moment: an idle GPU runs at a fraction of its clock."""
+    a = torch.randn(4096, 4096, device="cuda")
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        a @ a
+        torch.cuda.synchronize()
 
 
 def print_workloads(rows: list[dict], gpu: str) -> None:
     print(f"\n1. workloads: GPU (CuPy, same PTX, same inputs) vs the PTX emulator; "
           f"predicted = the timing model ({gpu}) on the emulator's traces")
-    print(f"{'workload':10}{'launches':>9}{'|gpu-emu|':>11}{'gpu err':>10}{'emu err':>10}"
-          f"{'measured us':>13}{'predicted us':>14}{'pred/meas':>11}")
+    print(f"{'workload':24}{'launches':>9}{'|gpu-emu|':>11}{'gpu err':>10}{'emu err':>10}"
+          f"{'kernels us':>12}{'launch wall us':>16}{'predicted us':>14}{'pred/kernels':>14}")
     for r in rows:
         if "error" in r:
-            print(f"{r['workload']:10} failed: {r['error']}")
+            print(f"{r['workload']:24} failed: {r['error']}")
             continue
         meas = r.get("measured_us")
         ratio = f"{r['predicted_us'] / meas:.2f}" if meas else "-"
-        print(f"{r['workload']:10}{r['launches']:>9}{_fmt(r.get('gpu_vs_emulator')):>11}"
+        print(f"{r['workload']:24}{r['launches']:>9}{_fmt(r.get('gpu_vs_emulator')):>11}"
               f"{_fmt(r.get('gpu_error')):>10}{_fmt(r['emulator_error']):>10}"
-              f"{_fmt(meas, '.1f'):>13}{r['predicted_us']:>14.1f}{ratio:>11}")
+              f"{_fmt(meas, '.1f'):>12}{_fmt(r.get('launch_wall_us'), '.1f'):>16}"
+              f"{r['predicted_us']:>14.1f}{ratio:>14}")
 
 
 def _fmt(value: float | None, spec: str = ".1e") -> str:
@@ -251,6 +292,13 @@ def speed(sides: dict[str, Any], inputs: list[Any], rounds: int) -> dict[str, fl
         for name, fn in sides.items():
             samples[name].append(per_call(fn, repeats))
     out = {f"{name}_us": statistics.median(v) for name, v in samples.items()}
+    for name, fn in sides.items():  # the GPU's own time per call, host overhead left out
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(10):
+                fn(*inputs)
+            torch.cuda.synchronize()
+        out[f"{name}_gpu_us"] = kernel_time_us(prof) / 10
     out["speedup"] = out["eager_us"] / out["kernel_us"]
     if "compiled_us" in out:
         out["compile_speedup"] = out["eager_us"] / out["compiled_us"]
@@ -272,21 +320,24 @@ def print_tasks(rows: list[dict], on_gpu: bool) -> None:
         return
     print("\n3. speed on the GPU at the task's own sizes (per call, synchronised; medians, us;"
           " ratios over eager)")
+    print("   (gpu: the GPU's own time per call from CUPTI, host overhead left out)")
     print(f"{'task':26}{'kernel':24}{'eager us':>10}{'kernel us':>11}{'kernel':>8}"
-          f"{'compiled us':>13}{'compiled':>9}")
+          f"{'compiled us':>13}{'compiled':>9}{'eager gpu':>11}{'kernel gpu':>12}")
     for r in rows:
         if "speedup" in r:
             comp = (f"{r['compiled_us']:>13.1f}{r['compile_speedup']:>8.2f}x"
                     if "compiled_us" in r else f"{'-':>13}{'-':>9}")
             print(f"{r['task']:26}{r['kernel']:24}{r['eager_us']:>10.1f}{r['kernel_us']:>11.1f}"
-                  f"{r['speedup']:>7.2f}x{comp}")
+                  f"{r['speedup']:>7.2f}x{comp}{r['eager_gpu_us']:>11.1f}"
+                  f"{r['kernel_gpu_us']:>12.1f}")
 
 
 # -- main ------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--workloads", nargs="*", default=list(WORKLOADS),
+                    help="names, each with optional parameters: mm3 mm3:size=192")
     ap.add_argument("--tasks", nargs="*", type=Path,
                     default=[ROOT / "examples" / "tasks" / f"{t}.py" for t in TASKS])
     ap.add_argument("--gpu", default="h100", help="the timing model's GPU configuration")
@@ -308,9 +359,12 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(backend="cuda")
     workloads = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in filter(None, args.workloads.split(",")):
+        for name in args.workloads:
             try:
-                workloads.append(workload_row(name, settings, args.gpu, on_gpu, Path(tmp)))
+                if on_gpu:
+                    warm_up_gpu()
+                workloads.append(workload_row(name, settings, args.gpu, on_gpu, Path(tmp),
+                                              args.rounds))
             except Exception as exc:
                 workloads.append({"workload": name, "error": f"{type(exc).__name__}: {exc}"})
             print(f"  workload {name}: done", flush=True)
@@ -320,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps({"device": device, "workloads": workloads},
                                         indent=2, default=str))
     for path in args.tasks:
+        if on_gpu:
+            warm_up_gpu()
         tasks += task_rows(path, on_gpu, args.rounds, args.compile)
         print(f"  task {path.stem}: done", flush=True)
         if args.json:  # after every task: a run stopped at its time limit keeps what it did

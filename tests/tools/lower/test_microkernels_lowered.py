@@ -101,3 +101,24 @@ def test_depthwise_and_tiny_convolutions_stay_direct():
     assert conv_defaults(Fake)["algo"] == "direct"
     Fake.groups, Fake.w.shape = 1, (32, 32, 3, 3)
     assert conv_defaults(Fake)["algo"] == "gemm"
+
+
+@pytest.mark.parametrize("name", ["convt", "convt_forms", "conv3d_odd_cout"])
+def test_transposed_convolution_as_implicit_gemm_is_correct(name):
+    prog = lower_task(task(name), "cpp")
+    for extra in ({}, {"mr": 4, "kc": 5, "nc": 3 * W, "threads": "team"}):
+        p = prog.with_params(_conv_params(prog, **extra))
+        assert "packed GEMM" in p.source
+        check_lowered(p)
+
+
+def test_phase_taps_are_the_taps_that_reach_each_output_phase():
+    from kernelwright.tools.lower.microkernels.lowered_convt import phase_taps
+
+    for ksz, s, p, dl in [(3, 2, 1, 1), (4, 3, 2, 2), (5, 2, 0, 2), (2, 4, 0, 1), (7, 3, 3, 1)]:
+        first, step, count = phase_taps(ksz, s, p, dl)
+        for r in range(s):
+            want = [t for t in range(ksz) if (r + p - t * dl) % s == 0]
+            got = list(range(first[r], ksz, step)) if first[r] >= 0 else []
+            assert got == want, (ksz, s, p, dl, r)
+            assert len(want) <= count

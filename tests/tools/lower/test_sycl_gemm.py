@@ -48,10 +48,11 @@ def test_packed_sycl_gemm_is_correct_at_every_blocking_value(name):
 
 
 @pytest.mark.requires_sycl
-@pytest.mark.parametrize("name", ["matmul_kn", "matmul_4d", "conv_groups", "conv_bn"])
+@pytest.mark.parametrize("name", ["matmul_kn", "matmul_4d", "conv_groups", "conv_bn",
+                                  "convt_forms"])
 def test_packed_sycl_gemm_and_implicit_gemm_convolution(name):
     """A shared operand folded into the batch, 4-D batches with a transposed operand, grouped
-    strided dilated convolution, convolution + batch norm."""
+    strided dilated convolution, convolution + batch norm, transposed convolutions."""
     prog = lower_task(task(name), "sycl")
     prog = prog.with_params({k: "kernel" for k in prog.space if k.endswith(".impl")})
     algo = {k: ("packed" if "packed" in v else "gemm") for k, v in prog.space.items()

@@ -151,8 +151,9 @@ class CppCodegen(Codegen):
         if grp.kind == "gemm":
             space["form"] = ["auto", "nvec", "kdot"]
             space.update(gemm_choices())  # the packed micro-kernel: algo and its blocking
-        if grp.kind == "conv" and not grp.main[0].transposed:  # type: ignore[attr-defined]
-            space["pw"] = [8, 16, 32]
+        if grp.kind == "conv":
+            if not grp.main[0].transposed:  # type: ignore[attr-defined]
+                space["pw"] = [8, 16, 32]  # the row-vectorised direct kernel's tile
             space.update(gemm_choices())
             space["algo"] = ["gemm", "direct"]
         return space

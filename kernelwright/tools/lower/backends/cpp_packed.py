@@ -20,8 +20,7 @@ def uses_packed(grp: Group, params: dict[str, Any]) -> bool:
     algo = params.get("algo")
     if grp.kind == "gemm":
         return algo == "packed"
-    return (grp.kind == "conv" and algo == "gemm"
-            and not grp.main[0].transposed)  # type: ignore[attr-defined]
+    return grp.kind == "conv" and algo == "gemm"
 
 
 def packed_gemm_cpp(k: KernelCtx, grp: Group, names: dict[int, str],

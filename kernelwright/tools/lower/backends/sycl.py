@@ -71,14 +71,14 @@ class SyclCodegen(Codegen):
         return src
 
     def group_space(self, grp: Group) -> dict[str, list[Any]]:
-        """The base tiles, plus for GEMM and (non-transposed) convolution the local-memory
-        tiled kernel of ``sycl_gemm.py`` and its blocking."""
+        """The base tiles, plus for GEMM and convolution the local-memory tiled kernel of
+        ``sycl_gemm.py`` and its blocking."""
         space = super().group_space(grp)
         if grp.kind == "rows":
             space.update({p: list(c) for p, c in SUBGROUP_ROWS.items()})
         if grp.kind == "gemm":
             space.update(sycl_gemm_choices())
-        if grp.kind == "conv" and not grp.main[0].transposed:  # type: ignore[attr-defined]
+        if grp.kind == "conv":
             space.update(sycl_gemm_choices())
             space["algo"] = ["gemm", "direct"]
         return space
@@ -86,7 +86,7 @@ class SyclCodegen(Codegen):
     def anchor_defaults(self, grp: Group) -> dict[str, Any] | None:
         if grp.kind == "gemm":
             return sycl_gemm_defaults(grp.main[0])
-        if grp.kind == "conv" and not grp.main[0].transposed:  # type: ignore[attr-defined]
+        if grp.kind == "conv":
             return sycl_conv_defaults(grp.main[0])
         return None
 

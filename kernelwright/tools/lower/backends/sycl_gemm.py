@@ -77,8 +77,7 @@ def uses_sycl_packed(grp: Group, params: dict[str, Any]) -> bool:
     algo = params.get("algo")
     if grp.kind == "gemm":
         return algo == "packed"
-    return (grp.kind == "conv" and algo == "gemm"
-            and not grp.main[0].transposed)  # type: ignore[attr-defined]
+    return grp.kind == "conv" and algo == "gemm"
 
 
 def fit(bl: SyclBlocking, rows: int, cols: int, k: int, nb: int, size: int) -> SyclBlocking:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kernelwright.tools.lower.dtypes import compute_type
-from kernelwright.tools.lower.index import Ix
+from kernelwright.tools.lower.index import Ix, unravel
 from kernelwright.tools.lower.microkernels.isa import Isa, detect_isa
 from kernelwright.tools.lower.microkernels.packed_gemm import (
     GemmProblem,
@@ -61,6 +61,16 @@ def capture_fragment(k: KernelCtx, fn: Callable[[], Any]) -> tuple[list[str], An
     finally:
         k.lines = saved
         k.scopes.pop()
+
+
+def index_atoms(k: KernelCtx, flat: str, shape: tuple[int, ...], prefix: str) -> list[Ix]:
+    """``flat`` unravelled over ``shape``: one named int per dimension, with its range."""
+    out = []
+    for j, e in enumerate(unravel(Ix.atom(flat, (0, math.prod(shape) - 1)), shape)):
+        name = k.fresh(prefix)
+        k.emit(f"const int {name} = {e.render()};")
+        out.append(Ix.atom(name, (0, shape[j] - 1)))
+    return out
 
 
 def _batch_ix(k: KernelCtx, batch: tuple[int, ...], b: str) -> list[Ix]:

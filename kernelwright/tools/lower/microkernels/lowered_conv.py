@@ -4,8 +4,12 @@ Per group ``g`` (the GEMM batch): ``out[n, g*Cg + i, pos] = sum_kk W[g*Cg + i, k
 X_col[kk, (n, pos)]`` with ``kk = (ic, taps)``; the im2col matrix is never stored: packing
 B reads the input at ``pos * stride - pad + tap * dilation`` (zero outside), so the
 micro-kernel sees the same unit-stride panels as a GEMM. Images fold into the columns
-(weights are shared by them). Schedule parameter ``g<i>.algo``: ``gemm`` here, ``direct``
-the register-tiled direct convolution (kept for depthwise and tiny channel counts).
+(weights are shared by them). A transposed convolution is the same GEMM gathered the other
+way: ``A[i, (ic, taps)] = W[g*Cin_g + ic, i, taps]`` and B reads the input at ``(pos + pad -
+tap * dilation) / stride`` where that divides exactly (zero elsewhere: with stride s, all but
+1 in s^d of B's entries are zeros the micro-kernel multiplies). Schedule parameter
+``g<i>.algo``: ``gemm`` here, ``direct`` the direct convolution (kept for depthwise and tiny
+channel counts).
 """
 
 from __future__ import annotations
@@ -16,9 +20,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kernelwright.tools.lower.dtypes import compute_type, literal
-from kernelwright.tools.lower.index import Ix, unravel
+from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.microkernels.isa import detect_isa
-from kernelwright.tools.lower.microkernels.lowered import capture_fragment
+from kernelwright.tools.lower.microkernels.lowered import capture_fragment, index_atoms
+from kernelwright.tools.lower.microkernels.lowered_convt import (
+    lowered_conv_phases,
+    strided_transposed,
+)
 from kernelwright.tools.lower.microkernels.packed_gemm import (
     GemmProblem,
     default_blocking,
@@ -40,20 +48,11 @@ def conv_defaults(c) -> dict[str, Any]:
     """Implicit GEMM where the reduction is long enough to fill the micro-kernel (at least
     64 input channel x tap products and 16 output channels per group; measured: a 3x3
     convolution from 3 channels, K = 27, runs faster direct); direct otherwise
-    (depthwise, tiny channel counts) and for transposed convolutions."""
-    if c.transposed or compute_type(c.dtype) not in ("float", "double"):
+    (depthwise, tiny channel counts), transposed or not."""
+    if compute_type(c.dtype) not in ("float", "double"):
         return {"algo": "direct"}
     _, m, _, kd = conv_gemm_shape(c)
     return {"algo": "gemm" if kd >= 64 and m >= 16 else "direct"}
-
-
-def _atoms(k: KernelCtx, flat: str, shape: tuple[int, ...], prefix: str) -> list[Ix]:
-    out = []
-    for j, e in enumerate(unravel(Ix.atom(flat, (0, math.prod(shape) - 1)), shape)):
-        name = k.fresh(prefix)
-        k.emit(f"const int {name} = {e.render()};")
-        out.append(Ix.atom(name, (0, shape[j] - 1)))
-    return out
 
 
 def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
@@ -63,6 +62,9 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
     """``(helpers, body)`` of convolution ``c`` as implicit GEMM; ``finish(idx, v)`` stores
     the biased output element ``v`` at ``idx`` with the group's epilogue; ``source(problem,
     blocking)`` writes the GEMM (default: the C++ packed micro-kernel)."""
+    blocking = conv_blocking(params, compute_type(c.dtype))
+    if strided_transposed(c):
+        return lowered_conv_phases(k, c, blocking, finish, source)
     G, m, ncol, kd = conv_gemm_shape(c)
     x, w = c.x, c.w
     cin_g, ksz, osp, isp = x.shape[1] // G, tuple(w.shape[2:]), tuple(c.shape[2:]), \
@@ -71,21 +73,37 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
 
     def load_a(b, i, kk):
         def emit():
-            red = _atoms(k, kk, (cin_g, *ksz), "kw_r")
+            red = index_atoms(k, kk, (cin_g, *ksz), "kw_r")
+            if c.transposed:  # W is [Cin, Cout_g, taps...]
+                ic = k.let(f"{b} * {cin_g} + {red[0].render()}", "int")
+                return w.load(k, [Ix.atom(ic, (0, w.shape[0] - 1)),
+                                  Ix.atom(k.let(f"{i}", "int"), (0, m - 1)), *red[1:]])
             oc = k.let(f"{b} * {m} + {i}", "int")
             return w.load(k, [Ix.atom(oc, (0, c.shape[1] - 1)), *red])
         return capture_fragment(k, emit)
+
+    def source_position(d: int, out: Ix, tap: Ix) -> tuple[str, str]:
+        """(the input position read for output position ``out`` and ``tap`` along dim ``d``,
+        the condition that it exists)."""
+        s, p, dl = c.stride[d], c.padding[d], c.dilation[d]
+        if not c.transposed:
+            raw = k.let(f"{out.render()} * {s} - {p} + {tap.render()} * {dl}", "int")
+            return raw, f"{raw} >= 0 && {raw} < {isp[d]}"
+        num = k.let(f"{out.render()} + {p} - {tap.render()} * {dl}", "int")
+        if s == 1:
+            return num, f"{num} >= 0 && {num} < {isp[d]}"
+        raw = k.let(f"{num} / {s}", "int")
+        return raw, f"{num} >= 0 && {num} % {s} == 0 && {raw} < {isp[d]}"
 
     def load_b(b, kk, col):
         def emit():
             # packing B loops over (channel, taps) as kw_kd0, kw_kd1, ... (GemmProblem.k_shape)
             ic, *taps = [Ix.atom(f"kw_kd{d}", (0, s - 1)) for d, s in enumerate((cin_g, *ksz))]
-            nn, *pos = _atoms(k, col, (c.shape[0], *osp), "kw_q")
+            nn, *pos = index_atoms(k, col, (c.shape[0], *osp), "kw_q")
             conds, ipos = [], []
             for d in range(len(osp)):
-                raw = k.let(f"{pos[d].render()} * {c.stride[d]} - {c.padding[d]} + "
-                            f"{taps[d].render()} * {c.dilation[d]}", "int")
-                conds.append(f"{raw} >= 0 && {raw} < {isp[d]}")
+                raw, cond = source_position(d, pos[d], taps[d])
+                conds.append(cond)
                 ipos.append(Ix.atom(k.let(f"kw_min(kw_max({raw}, 0), {isp[d] - 1})", "int"),
                                     (0, isp[d] - 1)))
             cin = Ix.atom(k.let(f"{b} * {cin_g} + {ic.render()}", "int"), (0, x.shape[1] - 1))
@@ -95,7 +113,7 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
 
     def store(b, i, col, v):
         def emit():
-            nn, *pos = _atoms(k, col, (c.shape[0], *osp), "kw_q")
+            nn, *pos = index_atoms(k, col, (c.shape[0], *osp), "kw_q")
             oc = Ix.atom(k.let(f"{b} * {m} + {i}", "int"), (0, c.shape[1] - 1))
             val = v
             if c.bias is not None:
@@ -106,9 +124,14 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
     prob = GemmProblem(G, m, ncol, kd, ct, load_a, load_b, store, a_batched=True,
                        b_batched=True, a_k_contig=True, b_n_contig=False,
                        k_shape=(cin_g, *ksz))
+    return source(prob, blocking)
+
+
+def conv_blocking(params: dict[str, Any], ct: str) -> Any:
+    """The packed GEMM's blocking from a group's ``mr``, ``nr``, ``kc``, ``mc``, ``nc``,
+    ``threads`` (the defaults for what is not there)."""
     isa = detect_isa()
     over = {p: int(params[p]) for p in ("mr", "nr", "kc", "mc", "nc") if p in params}
     if ct == "double" and "nr" in over:
         over["nr"] = max(isa.width(ct), over["nr"] // 2)
-    bl = replace(default_blocking(isa, ct), **over, threads=str(params.get("threads", "auto")))
-    return source(prob, bl)
+    return replace(default_blocking(isa, ct), **over, threads=str(params.get("threads", "auto")))
