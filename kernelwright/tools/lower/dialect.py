@@ -60,8 +60,10 @@ KW_FN unsigned short kw_f2b(float f) {
 _COMMON = r"""
 template <typename T> KW_FN T kw_max(T a, T b) { return a > b ? a : b; }
 template <typename T> KW_FN T kw_min(T a, T b) { return a < b ? a : b; }
-template <typename T> KW_FN T kw_maxn(T a, T b) { return (a != a || a > b) ? a : b; }
-template <typename T> KW_FN T kw_minn(T a, T b) { return (a != a || a < b) ? a : b; }
+// NaN-propagating max/min as two selects on values: a || of two tests became a select of
+// masks after inlining (beside kw_expf's own NaN tests), which g++ cannot vectorise
+template <typename T> KW_FN T kw_maxn(T a, T b) { T m = a > b ? a : b; return a != a ? a : m; }
+template <typename T> KW_FN T kw_minn(T a, T b) { T m = a < b ? a : b; return a != a ? a : m; }
 template <typename T> KW_FN T kw_sign(T a) { return (T)((a > (T)0) - (a < (T)0)); }
 template <typename T> KW_FN T kw_floordiv(T a, T b) {
     T q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
@@ -84,7 +86,11 @@ static inline float kw_pow2i(int n) {
     return __builtin_bit_cast(float, (unsigned int)(n + 127) << 23);
 }
 static inline float kw_expf(float x) {
-    float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : (x != x ? 0.0f : x));
+    /* one select per statement, on values (nested selects reshaped by the range analysis of
+       what the argument went through, a clamp or a max, kept g++ from vectorising) */
+    float xc = x > 89.0f ? 89.0f : x;
+    xc = xc < -104.0f ? -104.0f : xc;
+    xc = xc != xc ? 0.0f : xc;
     float n = __builtin_rintf(xc * 1.44269504088896341f);
     float r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
@@ -100,15 +106,17 @@ static inline float kw_expf(float x) {
     float y = p * kw_pow2i(h) * kw_pow2i(ni - h);
     /* y * 0.0f, not 0.0f: a constant zero here stops g++ vectorising log(exp(x)) (softplus,
        mish); y is finite and positive, so the result is the same +0.0f */
-    return x < -103.5f ? y * 0.0f : (x != x ? x : y);
+    y = x < -103.5f ? y * 0.0f : y;
+    return x != x ? x : y;
 }
 static inline float kw_tanhf(float x) {
     float a = x < 0.0f ? -x : x;
     float z = x * x;
     float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z
                    + 1.33314422036e-1f) * z - 3.33332819422e-1f) * z * x + x;
-    float e = kw_expf(2.0f * (a > 20.0f ? 20.0f : a));
-    float big = 1.0f - 2.0f / (e + 1.0f);
+    /* exp(-2|x|) is in (0, 1]: no overflow, so no clamp before kw_expf */
+    float e = kw_expf(-2.0f * a);
+    float big = (1.0f - e) / (1.0f + e);
     big = x < 0.0f ? -big : big;
     return a < 0.625f ? small : (x != x ? x : big);
 }

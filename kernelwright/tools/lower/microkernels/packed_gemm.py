@@ -182,12 +182,16 @@ def _store_tile(p: GemmProblem, bl: Blocking, fold: str | None) -> list[str]:
     bidx = [] if fold else ["const int kw_b = kw_tb;"]
     m_ix = _index(fold, "m", "kw_row", p.m) if fold == "m" else ["const int kw_m = kw_row;"]
     n_ix = _index(fold, "n", "kw_col", p.n) if fold == "n" else ["const int kw_n = kw_col;"]
-    return [f"for (int kw_r = 0; kw_r < {bl.mr}; ++kw_r) {{",
+    # a row of the tile is a simd loop over a count fixed before it (a break in it kept the
+    # epilogue scalar): each column is its own output element and the epilogue is pointwise
+    return [f"const int kw_c0 = kw_j0 + kw_jr * {bl.nr};",
+            f"const int kw_sv = kw_cols - kw_c0 < {bl.nr} ? kw_cols - kw_c0 : {bl.nr};",
+            f"for (int kw_r = 0; kw_r < {bl.mr}; ++kw_r) {{",
             f"const int kw_row = kw_i0 + kw_ip * {bl.mr} + kw_r;",
             "if (kw_row >= kw_rows) break;", *m_ix,
-            f"for (int kw_s = 0; kw_s < {bl.nr}; ++kw_s) {{",
-            f"const int kw_col = kw_j0 + kw_jr * {bl.nr} + kw_s;",
-            "if (kw_col >= kw_cols) break;", *n_ix, *bidx,
+            "#pragma omp simd",
+            "for (int kw_s = 0; kw_s < kw_sv; ++kw_s) {",
+            "const int kw_col = kw_c0 + kw_s;", *n_ix, *bidx,
             f"const {p.ctype} kw_v = kw_tile[kw_r * kw_ldc + kw_s];", "{", *stmts, "}", "}", "}"]
 
 
