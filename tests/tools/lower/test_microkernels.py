@@ -128,3 +128,17 @@ def test_detect_isa_reads_the_flags():
     assert detect_isa("avx2 avx512f fma").name == "avx512"
     assert detect_isa("neon asimd").name == "generic"
     assert detect_isa("avx2").name == "generic"  # AVX2 without FMA
+
+
+def test_b_is_packed_per_tile_only_where_all_rows_fit_one_block():
+    # the cases above run both forms; this checks that each is the one they run
+    isa = detect_isa()
+    bl = default_blocking(isa)
+
+    def source(m, k, n=4096):  # many columns: no block is cut to make work for the cores
+        return strided_gemm_source("g", (1, m, n, k), (0, k, 1), (0, n, 1), blocking=bl,
+                                   isa=isa)
+
+    assert "B packed per tile" in source(bl.mc - 1, 300)
+    assert "B packed per tile" not in source(bl.mc + 1, 300)  # B would be packed per row block
+    assert "B packed per tile" not in source(8, 4096)  # K too long for one L2-sized block

@@ -82,33 +82,49 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
             return w.load(k, [Ix.atom(oc, (0, c.shape[1] - 1)), *red])
         return capture_fragment(k, emit)
 
-    def source_position(d: int, out: Ix, tap: Ix) -> tuple[str, str]:
-        """(the input position read for output position ``out`` and ``tap`` along dim ``d``,
-        the condition that it exists)."""
-        s, p, dl = c.stride[d], c.padding[d], c.dilation[d]
-        if not c.transposed:
-            raw = k.let(f"{out.render()} * {s} - {p} + {tap.render()} * {dl}", "int")
-            return raw, f"{raw} >= 0 && {raw} < {isp[d]}"
-        num = k.let(f"{out.render()} + {p} - {tap.render()} * {dl}", "int")
-        if s == 1:
-            return num, f"{num} >= 0 && {num} < {isp[d]}"
-        raw = k.let(f"{num} / {s}", "int")
-        return raw, f"{num} >= 0 && {num} % {s} == 0 && {raw} < {isp[d]}"
+    def base(d: int, out: Ix) -> str:
+        """The column's part of the input position along ``d`` (a tap adds its own)."""
+        if c.transposed:  # stride 1 here: strided ones run as phases (lowered_convt)
+            return f"{out.render()} + {c.padding[d]}"
+        return f"{out.render()} * {c.stride[d]} - {c.padding[d]}"
+
+    def gather(b: str, nn: Ix, bases: list[str], ic: Ix, taps: list[Ix]) -> str:
+        """x at image ``nn``, channel ``ic`` of group ``b``, position base + tap (0 outside)."""
+        conds, ipos = [], []
+        for d in range(len(osp)):
+            sign = "-" if c.transposed else "+"
+            raw = k.let(f"{bases[d]} {sign} {taps[d].render()} * {c.dilation[d]}", "int")
+            conds.append(f"{raw} >= 0 && {raw} < {isp[d]}")
+            ipos.append(Ix.atom(k.let(f"kw_min(kw_max({raw}, 0), {isp[d] - 1})", "int"),
+                                (0, isp[d] - 1)))
+        cin = Ix.atom(k.let(f"{b} * {cin_g} + {ic.render()}", "int"), (0, x.shape[1] - 1))
+        v = x.load(k, [nn, cin, *ipos])
+        return f"(({' && '.join(conds) or 'true'}) ? {v} : {literal(0, c.dtype)})"
+
+    def k_atoms() -> list[Ix]:
+        # packing B loops over (channel, taps) as kw_kd0, kw_kd1, ... (GemmProblem.k_shape)
+        return [Ix.atom(f"kw_kd{d}", (0, s - 1)) for d, s in enumerate((cin_g, *ksz))]
 
     def load_b(b, kk, col):
         def emit():
-            # packing B loops over (channel, taps) as kw_kd0, kw_kd1, ... (GemmProblem.k_shape)
-            ic, *taps = [Ix.atom(f"kw_kd{d}", (0, s - 1)) for d, s in enumerate((cin_g, *ksz))]
+            ic, *taps = k_atoms()
             nn, *pos = index_atoms(k, col, (c.shape[0], *osp), "kw_q")
-            conds, ipos = [], []
-            for d in range(len(osp)):
-                raw, cond = source_position(d, pos[d], taps[d])
-                conds.append(cond)
-                ipos.append(Ix.atom(k.let(f"kw_min(kw_max({raw}, 0), {isp[d] - 1})", "int"),
-                                    (0, isp[d] - 1)))
-            cin = Ix.atom(k.let(f"{b} * {cin_g} + {ic.render()}", "int"), (0, x.shape[1] - 1))
-            v = x.load(k, [nn, cin, *ipos])
-            return f"(({' && '.join(conds) or 'true'}) ? {v} : {literal(0, c.dtype)})"
+            return gather(b, nn, [k.let(base(d, pos[d]), "int") for d in range(len(osp))],
+                          ic, taps)
+        return capture_fragment(k, emit)
+
+    def columns(col):
+        def emit():
+            nn, *pos = index_atoms(k, col, (c.shape[0], *osp), "kw_q")
+            return [nn.render(), *[k.let(base(d, pos[d]), "int") for d in range(len(osp))]]
+        return capture_fragment(k, emit)
+
+    def load_b_cols(b, s):
+        def emit():
+            ic, *taps = k_atoms()
+            nn = Ix.atom(k.let(f"kw_cv0[{s}]", "int"), (0, c.shape[0] - 1))
+            bases = [k.let(f"kw_cv{d + 1}[{s}]", "int") for d in range(len(osp))]
+            return gather(b, nn, bases, ic, taps)
         return capture_fragment(k, emit)
 
     def store(b, i, col, v):
@@ -123,7 +139,7 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
 
     prob = GemmProblem(G, m, ncol, kd, ct, load_a, load_b, store, a_batched=True,
                        b_batched=True, a_k_contig=True, b_n_contig=False,
-                       k_shape=(cin_g, *ksz))
+                       k_shape=(cin_g, *ksz), b_columns=columns, load_b_cols=load_b_cols)
     return source(prob, blocking)
 
 

@@ -11,6 +11,11 @@ Loop nest (every thread): pack all of B once into ``NR``-column panels (``omp fo
 pack the ``mc x kc`` block of A into ``MR``-row panels and run the micro-kernel over its
 ``MR x NR`` tiles into a per-thread ``mc x nc`` accumulator; after the last ``kc`` block each
 micro-tile goes straight (hot in L1) through the caller's store.
+
+When every row fits one ``mc`` block and K is short (a convolution's im2col: few output
+channels, many columns), each B column block is used by one tile only: the tile packs its own
+``K x nc`` block (``nc`` cut to keep it in L2) right before using it, instead of all of B
+going out to memory and back (16 MB for a 32-channel 3x3 convolution over 16 32x32 images).
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ Store = Callable[[str, str, str, str], list[str]]
 
 # below this many multiply-adds one thread runs the GEMM (waking the team costs more)
 TEAM_MIN_FMAS = 1 << 20
+# a tile packs its own B block (module notes) when K is at most this, in at most this many bytes
+TILE_B_MAX_K = 2048
+TILE_B_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,12 @@ class GemmProblem:
     # B packed column by column with k as nested loops over this shape (variables kw_kd0...,
     # visible to load_b): a convolution's (channel, taps) without a division per element
     k_shape: tuple[int, ...] | None = None
+    # with k_shape: B's per-column invariants, computed once per panel. ``b_columns(col)``:
+    # statements and int expressions, kept in ``kw_cv<j>[s]`` for each column s of the panel;
+    # ``load_b_cols(b, s)`` reads them. Packing then runs a simd loop over the panel's columns
+    # inside the k loops (contiguous stores, one gather per column), not a column at a time
+    b_columns: Callable[[str], tuple[list[str], list[str]]] | None = None
+    load_b_cols: Callable[[str, str], tuple[list[str], str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -116,10 +130,44 @@ def _elem(stmts: list[str], dst: str, value: str, ctype: str) -> list[str]:
 
 
 def _pack_b(p: GemmProblem, bl: Blocking, fold: str | None, cols: int) -> list[str]:
+    """All of B, panel by panel over the team (``omp for``), into ``kw_bp``."""
     nr, ct = bl.nr, p.ctype
     np_ = -(-cols // nr)
     nbb = p.batch if (p.b_batched and fold is None) else 1
+    return ["#pragma omp for schedule(static)",
+            f"for (int kw_t = 0; kw_t < {nbb * np_}; ++kw_t) {{",
+            f"const int kw_bb = kw_t / {np_};", f"const int kw_jp = kw_t % {np_};",
+            f"{ct}* __restrict__ kw_dst = kw_bp + (size_t)kw_t * {p.k * nr};",
+            f"const int kw_nv = kw_jp * {nr} + {nr} <= {cols} ? {nr} : {cols} - kw_jp * {nr};",
+            *_pack_b_panel(p, bl, fold, nbb), "}"]
+
+
+def _pack_b_tile(p: GemmProblem, bl: Blocking, fold: str | None, cols: int) -> list[str]:
+    """The tile's own ``K x nc`` block of B (its ``kw_npn`` panels) into ``kw_bt``."""
+    nr, ct = bl.nr, p.ctype
+    nbb = p.batch if (p.b_batched and fold is None) else 1
+    return ["for (int kw_jr = 0; kw_jr < kw_npn; ++kw_jr) {",
+            "const int kw_bb = kw_tb;", f"const int kw_jp = kw_j0 / {nr} + kw_jr;",
+            f"{ct}* __restrict__ kw_dst = kw_bt + (size_t)kw_jr * {p.k * nr};",
+            f"const int kw_nv = kw_jp * {nr} + {nr} <= {cols} ? {nr} : {cols} - kw_jp * {nr};",
+            "(void)kw_bb;", *_pack_b_panel(p, bl, fold, nbb), "}"]
+
+
+def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int) -> list[str]:
+    """Fill panel ``kw_jp`` (of batch ``kw_bb``, ``kw_nv`` valid columns) at ``kw_dst``."""
+    nr, ct = bl.nr, p.ctype
     b_of = "kw_bb" if nbb > 1 else "0"
+    if p.b_columns is not None and p.load_b_cols is not None and p.k_shape and fold != "n":
+        cstmts, cvals = p.b_columns("kw_col")
+        bstmts, bval = p.load_b_cols("kw_b", "kw_s")
+        return [*[f"int kw_cv{j}[{nr}];" for j in range(len(cvals))],
+                f"for (int kw_s = 0; kw_s < {nr}; ++kw_s) {{",  # padding columns: column 0
+                f"const int kw_col = kw_jp * {nr} + (kw_s < kw_nv ? kw_s : 0);", "{", *cstmts,
+                *[f"kw_cv{j}[kw_s] = {v};" for j, v in enumerate(cvals)], "}", "}",
+                "{", f"const int kw_b = {b_of};", "(void)kw_b;", *_k_loops(p),
+                "#pragma omp simd", f"for (int kw_s = 0; kw_s < {nr}; ++kw_s) {{", *bstmts,
+                f"kw_dst[kw_kk * {nr} + kw_s] = kw_s < kw_nv ? ({ct})({bval}) : ({ct})0;",
+                "}", "}" * len(p.k_shape), "}"]
     stmts, val = p.load_b("kw_b", "kw_k", "kw_n")
     elem = ["{", *_index(fold, "n", "kw_col", p.n),
             *([f"const int kw_b = {b_of};"] if fold != "n" else []),
@@ -136,12 +184,7 @@ def _pack_b(p: GemmProblem, bl: Blocking, fold: str | None, cols: int) -> list[s
                  f"if (kw_s >= kw_nv) {{ for (int kw_kk = 0; kw_kk < {p.k}; ++kw_kk) "
                  f"kw_dst[kw_kk * {nr} + kw_s] = 0; continue; }}", col,
                  *_k_loops(p), *elem, "}" * (len(p.k_shape or (1,))), "}"]
-    return ["#pragma omp for schedule(static)",
-            f"for (int kw_t = 0; kw_t < {nbb * np_}; ++kw_t) {{",
-            f"const int kw_bb = kw_t / {np_};", f"const int kw_jp = kw_t % {np_};",
-            f"{ct}* __restrict__ kw_dst = kw_bp + (size_t)kw_t * {p.k * nr};",
-            f"const int kw_nv = kw_jp * {nr} + {nr} <= {cols} ? {nr} : {cols} - kw_jp * {nr};",
-            *loops, "}"]
+    return loops
 
 
 def _k_loops(p: GemmProblem) -> list[str]:
@@ -207,26 +250,36 @@ def gemm_source(p: GemmProblem, bl: Blocking) -> tuple[str, list[str]]:
     cols = p.n * (p.batch if fold == "n" else 1)
     nb = 1 if fold else p.batch
     bl = _fit(p, bl, rows, cols, nb)
+    tile_b = rows <= bl.mc and 0 < p.k <= TILE_B_MAX_K
+    if tile_b:  # one K block; nc cut so the tile's B block stays in L2
+        size = 8 if p.ctype == "double" else 4
+        cap = max(bl.nr, TILE_B_BYTES // (p.k * size) // bl.nr * bl.nr)
+        bl = replace(bl, kc=p.k, nc=min(bl.nc, cap))
     mr, nr, kc, mc, nc, ct = bl.mr, bl.nr, bl.kc, bl.mc, bl.nc, p.ctype
     mt, nt, np_ = -(-rows // mc), -(-cols // nc), -(-cols // nr)
     nbb = p.batch if (p.b_batched and fold is None) else 1
     uk = ukernel_name(bl.isa, ct, mr, nr)
     team = "1" if _team(p, bl) and nb * mt * nt > 1 else "0"
-    per_thread = mc * kc + mc * nc
+    per_thread = mc * kc + mc * nc + (kc * nc if tile_b else 0)
     boff = f"kw_tb * {np_} + " if nbb > 1 else ""
-    bpanel = f"kw_bp + ((size_t)({boff}kw_j0 / {nr} + kw_jr) * {p.k} + kw_pc) * {nr}"
+    bpanel = (f"kw_bt + (size_t)kw_jr * {p.k * nr}" if tile_b else
+              f"kw_bp + ((size_t)({boff}kw_j0 / {nr} + kw_jr) * {p.k} + kw_pc) * {nr}")
+    global_b = [] if tile_b else [
+        f"{ct}* __restrict__ kw_bp = ({ct}*)kw_scratch(0, sizeof({ct}) * "
+        f"{nbb * np_ * p.k * nr}ull);"]
     body = [
         f"/* packed GEMM {p.batch}x{p.m}x{p.n}x{p.k} ({ct}): {bl.isa.name} micro-kernel "
-        f"{mr}x{nr}, kc {kc}, mc {mc}, nc {nc}, fold {fold} */",
+        f"{mr}x{nr}, kc {kc}, mc {mc}, nc {nc}, fold {fold}"
+        f"{', B packed per tile' if tile_b else ''} */",
         f"const int kw_team = {team} && omp_get_max_threads() > 1;",
         "const int kw_nthr = kw_team ? omp_get_max_threads() : 1;",
-        f"{ct}* __restrict__ kw_bp = ({ct}*)kw_scratch(0, sizeof({ct}) * "
-        f"{nbb * np_ * p.k * nr}ull);",
+        *global_b,
         f"{ct}* kw_tp = ({ct}*)kw_scratch(1, sizeof({ct}) * {per_thread}ull * kw_nthr);",
         "#pragma omp parallel if(kw_team)", "{",
-        *_pack_b(p, bl, fold, cols),
+        *([] if tile_b else _pack_b(p, bl, fold, cols)),
         f"{ct}* __restrict__ kw_pa = kw_tp + (size_t)omp_get_thread_num() * {per_thread};",
         f"{ct}* __restrict__ kw_ws = kw_pa + {mc * kc};",
+        *([f"{ct}* __restrict__ kw_bt = kw_ws + {mc * nc};"] if tile_b else []),
         f"const int kw_rows = {rows}, kw_cols = {cols}, kw_ldc = {nc};",
         "#pragma omp for schedule(dynamic, 1)",
         f"for (int kw_t = 0; kw_t < {nb * mt * nt}; ++kw_t) {{",
@@ -238,6 +291,7 @@ def gemm_source(p: GemmProblem, bl: Blocking) -> tuple[str, list[str]]:
         f"const int kw_npn = (kw_j0 + {nc} <= kw_cols ? {nc} : kw_cols - kw_j0 + {nr - 1})"
         f" / {nr};",
         "(void)kw_tb;",
+        *(_pack_b_tile(p, bl, fold, cols) if tile_b else []),
         f"for (int kw_pc = 0; kw_pc < {max(p.k, 1)}; kw_pc += {kc}) {{",  # K = 0: one block
         f"const int kw_kcv = kw_pc + {kc} <= {p.k} ? {kc} : {p.k} - kw_pc;",
         f"const int kw_last = kw_pc + {kc} >= {p.k};",
