@@ -4,12 +4,14 @@ Where a group may run as our kernel or as a library call (``g<i>.impl``, and for
 call the form ``g<i>.vform``: oneDNN post-ops or the plain call + our epilogue kernel), every
 legal option is timed on the nominal inputs and the fastest is kept, group by group. The timer
 is injectable: ``timer(program) -> (seconds per forward, seconds of it inside library calls)``;
-the default builds the candidate in this process and times it after a warm-up.
+the default builds a group's options in this process and times them in interleaved rounds
+after a warm-up, keeping each one's fastest round: options timed one after another saw
+different load (on a busy 2-core machine the same oneDNN convolution measured 4 and 27 ms), and
+interference only ever adds time.
 """
 
 from __future__ import annotations
 
-import statistics
 import time
 import types
 from collections.abc import Callable
@@ -40,16 +42,20 @@ def choose_spaces(prog: Any, timer: Timer | None = None
     ``params`` are the program's defaults with each measured group's winner; the share is
     measured on the chosen program (None when the timer cannot tell).
     """
-    timer = timer or time_program
     params = dict(prog.params)
     groups: list[GroupSpace] = []
     measured: dict[tuple, tuple[float, float]] = {}
 
+    def timed_all(trials: list[dict[str, Any]]) -> list[tuple[float, float]]:
+        keys = [tuple(sorted(t.items())) for t in trials]
+        new = [t for t, key in zip(trials, keys, strict=True) if key not in measured]
+        progs = [prog.with_params(t) for t in new]
+        results = [timer(q) for q in progs] if timer is not None else time_programs(progs)
+        measured.update(zip([tuple(sorted(t.items())) for t in new], results, strict=True))
+        return [measured[key] for key in keys]
+
     def timed(p: dict[str, Any]) -> tuple[float, float]:
-        key = tuple(sorted(p.items()))
-        if key not in measured:
-            measured[key] = timer(prog.with_params(p))
-        return measured[key]
+        return timed_all([p])[0]
 
     for gi, grp in enumerate(prog.variants[0].sched.groups):
         pre = f"g{gi}."
@@ -57,10 +63,8 @@ def choose_spaces(prog: Any, timer: Timer | None = None
             groups.append(_fixed(gi, grp.kind, prog))
             continue
         labels = ["kernel"] + (["fused", "blas"] if f"{pre}vform" in prog.space else ["vendor"])
-        times = {}
-        for label in labels:
-            trial = {**params, **{pre + k: v for k, v in _OPTIONS[label][0].items()}}
-            times[label] = timed(trial)[0]
+        trials = [{**params, **{pre + k: v for k, v in _OPTIONS[lb][0].items()}} for lb in labels]
+        times = {lb: t for lb, (t, _) in zip(labels, timed_all(trials), strict=True)}
         best = min(labels, key=lambda lb: times[lb])
         params.update({pre + k: v for k, v in _OPTIONS[best][0].items()})
         _, space, form = _OPTIONS[best]
@@ -89,11 +93,45 @@ def _fixed(gi: int, kind: str, prog: Any) -> GroupSpace:
 
 
 def time_program(prog: Any, min_time_s: float = 0.05, rounds: int = 5) -> tuple[float, float]:
-    """Median seconds per forward of ``prog``'s candidate on the nominal inputs, and the part
-    of it spent in library calls; built and run in this process."""
-    from kernelwright.spec.inputs import init_inputs_for, nominal_inputs
+    """Seconds per forward of ``prog``'s candidate on the nominal inputs (its fastest round),
+    and the part of it spent in library calls; built and run in this process."""
+    return time_programs([prog], min_time_s, rounds)[0]
 
-    task = prog.task.load_module()
+
+def time_programs(progs: list[Any], min_time_s: float = 0.05, rounds: int = 5
+                  ) -> list[tuple[float, float]]:
+    """:func:`time_program` for several programs of one task, in interleaved rounds (a round of
+    each in turn), so that they share the machine's conditions."""
+    if not progs:
+        return []
+    from kernelwright.spec.inputs import nominal_inputs
+
+    task = progs[0].task.load_module()
+    inputs = nominal_inputs(task, 0)
+    clock = [0.0]
+    with torch.no_grad():
+        models = [_built(prog, task, inputs, clock) for prog in progs]
+        reps = []
+        for model in models:
+            start = time.perf_counter()
+            model(*inputs)
+            once = max(time.perf_counter() - start, 1e-6)
+            reps.append(max(1, min(1000, int(min_time_s / once))))
+        samples: list[list[tuple[float, float]]] = [[] for _ in models]
+        for _ in range(rounds):
+            for model, n, out in zip(models, reps, samples, strict=True):
+                clock[0] = 0.0
+                start = time.perf_counter()
+                for _ in range(n):
+                    model(*inputs)
+                out.append(((time.perf_counter() - start) / n, clock[0] / n))
+    return [min(s) for s in samples]
+
+
+def _built(prog: Any, task: Any, inputs: list[Any], clock: list[float]) -> Any:
+    """``prog``'s candidate with the reference's weights, run once, its library calls clocked."""
+    from kernelwright.spec.inputs import init_inputs_for
+
     mod = types.ModuleType("kw_lowered_timing")
     exec(compile(prog.candidate.source, "kw_lowered_timing", "exec"), mod.__dict__)
     torch.manual_seed(0)
@@ -101,25 +139,10 @@ def time_program(prog: Any, min_time_s: float = 0.05, rounds: int = 5) -> tuple[
     ref = task.Model(*init_inputs_for(task))
     model.load_state_dict(ref.state_dict(), strict=False)
     model.train(ref.training)
-    inputs = nominal_inputs(task, 0)
-    clock = [0.0]
-    with torch.no_grad():
-        model(*inputs)
-        for runner in model._runners.values():
-            _time_library_calls(runner, clock)
-        start = time.perf_counter()
-        model(*inputs)
-        once = max(time.perf_counter() - start, 1e-6)
-        reps = max(1, min(1000, int(min_time_s / once)))
-        totals, libs = [], []
-        for _ in range(rounds):
-            clock[0] = 0.0
-            start = time.perf_counter()
-            for _ in range(reps):
-                model(*inputs)
-            totals.append((time.perf_counter() - start) / reps)
-            libs.append(clock[0] / reps)
-    return statistics.median(totals), statistics.median(libs)
+    model(*inputs)
+    for runner in model._runners.values():
+        _time_library_calls(runner, clock)
+    return model
 
 
 def _time_library_calls(runner: Any, clock: list[float]) -> None:
