@@ -4,12 +4,11 @@ Per group ``g`` (the GEMM batch): ``out[n, g*Cg + i, pos] = sum_kk W[g*Cg + i, k
 X_col[kk, (n, pos)]`` with ``kk = (ic, taps)``; the im2col matrix is never stored: packing
 B reads the input at ``pos * stride - pad + tap * dilation`` (zero outside), so the
 micro-kernel sees the same unit-stride panels as a GEMM. Images fold into the columns
-(weights are shared by them). A transposed convolution is the same GEMM gathered the other
-way: ``A[i, (ic, taps)] = W[g*Cin_g + ic, i, taps]`` and B reads the input at ``(pos + pad -
-tap * dilation) / stride`` where that divides exactly (zero elsewhere: with stride s, all but
-1 in s^d of B's entries are zeros the micro-kernel multiplies). Schedule parameter
-``g<i>.algo``: ``gemm`` here, ``direct`` the direct convolution (kept for depthwise and tiny
-channel counts).
+(weights are shared by them). A transposed convolution with stride 1 is the same GEMM
+gathered the other way: ``A[i, (ic, taps)] = W[g*Cin_g + ic, i, taps]`` and B reads the input
+at ``pos + pad - tap * dilation``; a strided one runs as one GEMM per output phase
+(``lowered_convt.py``). Schedule parameter ``g<i>.algo``: ``gemm`` here, ``direct`` the
+direct convolution (kept for depthwise and tiny channel counts).
 """
 
 from __future__ import annotations

@@ -138,8 +138,7 @@ def _pack_b(p: GemmProblem, bl: Blocking, fold: str | None, cols: int) -> list[s
             f"for (int kw_t = 0; kw_t < {nbb * np_}; ++kw_t) {{",
             f"const int kw_bb = kw_t / {np_};", f"const int kw_jp = kw_t % {np_};",
             f"{ct}* __restrict__ kw_dst = kw_bp + (size_t)kw_t * {p.k * nr};",
-            f"const int kw_nv = kw_jp * {nr} + {nr} <= {cols} ? {nr} : {cols} - kw_jp * {nr};",
-            *_pack_b_panel(p, bl, fold, nbb), "}"]
+            *_pack_b_panel(p, bl, fold, nbb, cols), "}"]
 
 
 def _pack_b_tile(p: GemmProblem, bl: Blocking, fold: str | None, cols: int) -> list[str]:
@@ -149,18 +148,20 @@ def _pack_b_tile(p: GemmProblem, bl: Blocking, fold: str | None, cols: int) -> l
     return ["for (int kw_jr = 0; kw_jr < kw_npn; ++kw_jr) {",
             "const int kw_bb = kw_tb;", f"const int kw_jp = kw_j0 / {nr} + kw_jr;",
             f"{ct}* __restrict__ kw_dst = kw_bt + (size_t)kw_jr * {p.k * nr};",
-            f"const int kw_nv = kw_jp * {nr} + {nr} <= {cols} ? {nr} : {cols} - kw_jp * {nr};",
-            "(void)kw_bb;", *_pack_b_panel(p, bl, fold, nbb), "}"]
+            "(void)kw_bb;", *_pack_b_panel(p, bl, fold, nbb, cols), "}"]
 
 
-def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int) -> list[str]:
-    """Fill panel ``kw_jp`` (of batch ``kw_bb``, ``kw_nv`` valid columns) at ``kw_dst``."""
+def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int,
+                  cols: int) -> list[str]:
+    """Fill panel ``kw_jp`` (of batch ``kw_bb``) at ``kw_dst``: its valid columns, zeros past
+    the last of the ``cols``."""
     nr, ct = bl.nr, p.ctype
     b_of = "kw_bb" if nbb > 1 else "0"
+    valid = [f"const int kw_nv = kw_jp * {nr} + {nr} <= {cols} ? {nr} : {cols} - kw_jp * {nr};"]
     if p.b_columns is not None and p.load_b_cols is not None and p.k_shape and fold != "n":
         cstmts, cvals = p.b_columns("kw_col")
         bstmts, bval = p.load_b_cols("kw_b", "kw_s")
-        return [*[f"int kw_cv{j}[{nr}];" for j in range(len(cvals))],
+        return [*valid, *[f"int kw_cv{j}[{nr}];" for j in range(len(cvals))],
                 f"for (int kw_s = 0; kw_s < {nr}; ++kw_s) {{",  # padding columns: column 0
                 f"const int kw_col = kw_jp * {nr} + (kw_s < kw_nv ? kw_s : 0);", "{", *cstmts,
                 *[f"kw_cv{j}[kw_s] = {v};" for j, v in enumerate(cvals)], "}", "}",
@@ -184,7 +185,7 @@ def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int) -> l
                  f"if (kw_s >= kw_nv) {{ for (int kw_kk = 0; kw_kk < {p.k}; ++kw_kk) "
                  f"kw_dst[kw_kk * {nr} + kw_s] = 0; continue; }}", col,
                  *_k_loops(p), *elem, "}" * (len(p.k_shape or (1,))), "}"]
-    return loops
+    return [*valid, *loops]
 
 
 def _k_loops(p: GemmProblem) -> list[str]:
