@@ -58,6 +58,7 @@ from kernelwright.tools.gpusim.ptx import parse_ptx
 from kernelwright.tools.gpusim.timing import simulate_kernels
 from kernelwright.tools.gpusim.traces import MemoryTraceSink
 from kernelwright.tools.gpusim.workloads import get_workload
+from kernelwright.tools.gpusim.workloads.base import max_error
 from kernelwright.tools.lower import lower_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,12 +115,6 @@ def _dim3(value: Any) -> tuple[int, int, int]:
     return (*dims, *(1,) * (3 - len(dims)))  # type: ignore[return-value]
 
 
-def _error(outputs: dict[str, np.ndarray], reference: dict[str, np.ndarray]) -> float:
-    """Largest |a - b| / (1 + |b|) over the named arrays (the workloads' own measure)."""
-    return max((float(np.max(np.abs(np.asarray(outputs[k], np.float64) - r) / (1 + np.abs(r)),
-                              initial=0.0)) for k, r in reference.items()), default=0.0)
-
-
 def parse_workload(text: str) -> tuple[str, dict[str, int]]:
     """``"mm3"`` or ``"mm3:size=192,..."``: a workload name and integer parameters."""
     name, _, rest = text.partition(":")
@@ -150,8 +145,8 @@ def workload_row(text: str, settings: Settings, gpu: str, on_gpu: bool, folder: 
                 outputs, reference = w.replay(launcher, **params)
             totals.append(1000 * sum(launcher.milliseconds))
             kernels.append(kernel_time_us(prof, set(launcher.params)))
-        row.update(gpu_error=_error(outputs, reference),
-                   gpu_vs_emulator=_error(outputs, emu.outputs),
+        row.update(gpu_error=max_error(outputs, reference),
+                   gpu_vs_emulator=max_error(outputs, emu.outputs),
                    measured_us=statistics.median(kernels) or None,
                    launch_wall_us=statistics.median(totals), kernel_runs_us=kernels,
                    gpu_launches=len(launcher.milliseconds))

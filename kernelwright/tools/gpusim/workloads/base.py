@@ -30,6 +30,12 @@ from kernelwright.tools.gpusim.records import TraceSink
 from kernelwright.tools.gpusim.workloads._nvcc import compile_ptx
 
 
+def max_error(outputs: dict[str, np.ndarray], reference: dict[str, np.ndarray]) -> float:
+    """Largest |output - reference| / (1 + |reference|) over the reference's names."""
+    return max((float(np.max(np.abs(np.asarray(outputs[k], np.float64) - r) / (1 + np.abs(r)),
+                             initial=0.0)) for k, r in reference.items()), default=0.0)
+
+
 @dataclass(frozen=True)
 class WorkloadRun:
     """The outcome of one workload run.
@@ -57,11 +63,7 @@ class WorkloadRun:
     @property
     def max_error(self) -> float:
         """Largest |emulated - reference| / (1 + |reference|) over every output."""
-        errs = [
-            float(np.max(np.abs(self.outputs[k] - r) / (1 + np.abs(r)), initial=0.0))
-            for k, r in self.reference.items()
-        ]
-        return max(errs, default=0.0)
+        return max_error(self.outputs, self.reference)
 
     @property
     def warp_instructions(self) -> int:
