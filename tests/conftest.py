@@ -56,7 +56,35 @@ def pytest_configure(config):
         os.environ[var] = str(Path(base) / f"kw-tests-{worker}")
 
 
+# Files whose tests take minutes in all, heaviest first (from `pytest --durations` on a 2-core
+# machine). pytest-xdist's --dist loadfile hands files to its two workers in
+# collection order, so these start first and the small files even out the end; in path order a
+# heavy file collected late ran alone for the last minutes of the run.
+HEAVY_FIRST = (
+    "corpus/test_corpus_lowering.py",
+    "examples/test_examples.py",
+    "corpus/test_corpus.py",
+    "cluster/test_ray_pool.py",
+    "tools/lower/test_sycl_gemm.py",
+    "integration/test_kill_resume.py",
+    "cluster/test_pg_runs.py",
+    "integration/test_campaign_kill.py",
+    "cli/test_mistakes.py",
+    "integration/test_llm_run.py",
+    "cli/test_chat_pty.py",
+    "serve/test_mcp_transports.py",
+    "tools/lower/test_cpp_rows.py",
+)
+
+
+def _heaviness(item) -> int:
+    path = Path(str(item.path))
+    name = path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else ""
+    return HEAVY_FIRST.index(name) if name in HEAVY_FIRST else len(HEAVY_FIRST)
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_heaviness)  # stable: every file keeps its tests' order
     probes = {
         "requires_sycl": (sycl_available, "the SYCL CPU device is not usable here"),
         "requires_gpu": (gpu_available, "no CUDA device"),
