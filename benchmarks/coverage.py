@@ -17,12 +17,13 @@ files), at a stated budget:
 - load: the 1-minute load average sampled before the run and after every task (min/mean/max):
   the machine is shared, and a ratio measured under load says so.
 
-Budget 1 evaluates the lowered kernel as it comes (no search); a larger budget runs the
-optimisation loop (``graphs.runner.start_run``) with that many evaluations per task; its figures
-are the run's re-measured ones (the top candidates and the reference in interleaved rounds, with
-torch.compile beside them), and ``ref chosen`` is the share of tasks whose answer is the reference
-itself (keep PyTorch; only when the framework space is allowed). Every other column describes the
-best kernel, never the reference.
+Budget 1 evaluates the lowered kernel as the planner hands it to the search (no search; where a
+group may be our kernel or a library call, both timed and the faster kept); a larger budget runs
+the optimisation loop (``graphs.runner.start_run``) with that many evaluations per task; its
+figures are the run's re-measured ones (the top candidates and the reference in interleaved
+rounds, with torch.compile beside them), and ``ref chosen`` is the share of tasks whose answer
+is the reference itself (keep PyTorch; only when the framework space is allowed). Every other
+column describes the best kernel, never the reference.
 
 ``--spaces all|custom``: the implementation spaces every task allows (custom kernels only, or
 custom kernels, vendor libraries and the framework). Each task is copied into a temporary
@@ -85,6 +86,7 @@ class Row:
     seconds: float = 0.0
     answer: str | None = None  # budget > 1: "kernel" | "reference" | "none" (RunReport.answer)
     remeasured: bool = False  # the figures come from the run's interleaved re-measurement
+    spaces: list[str] | None = None  # budget 1: the measured choice per group, where one was
 
     @property
     def faster_than_eager(self) -> bool:
@@ -113,6 +115,18 @@ def lower(task: Task, backend: str):
     return lower_task(task, backend)
 
 
+def with_chosen_spaces(program, row: Row):
+    """The program the planner hands the search: where a group may run as our kernel or as a
+    library call, each option timed and the fastest kept (``tools.lower.choose``)."""
+    from kernelwright.tools.lower.choose import choose_spaces
+
+    if not any(k.endswith(".impl") for k in program.space):
+        return program
+    params, groups, _ = choose_spaces(program)
+    row.spaces = [f"{g.group} {g.kind}: {g.form}" for g in groups if g.timings_ms]
+    return program.with_params(params)
+
+
 def evaluate_lowered(task: Task, backend: str, settings: Settings, row: Row) -> None:
     """Budget 1: lower the task and let the harness verify and time the lowered kernel."""
     from kernelwright.tools.evaluate import WorkerPool
@@ -123,6 +137,7 @@ def evaluate_lowered(task: Task, backend: str, settings: Settings, row: Row) -> 
         row.error = f"lowering: {exc}"
         return
     row.lowered = True
+    program = with_chosen_spaces(program, row)
     with WorkerPool(settings) as pool:
         result = pool.evaluate(task, program.candidate)
     row.correct = result.correct
@@ -332,8 +347,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{row.vs_compile:.2f}x of torch.compile" if row.vs_compile else "")
             ms = (f" (eager {row.reference_ms:.3f} ms, kernel {row.candidate_ms:.3f} ms)"
                   if row.reference_ms and row.candidate_ms else "")
+            chose = f"; chose {', '.join(row.spaces)}" if row.spaces else ""
             print(f"  {row.task}: lowered={row.lowered} correct={row.correct} {speed}{ms}"
-                  f"{comp} ({row.seconds:.0f} s)", flush=True)
+                  f"{comp}{chose} ({row.seconds:.0f} s)", flush=True)
     if args.json:
         print(json.dumps({
             "backend": args.backend, "budget": args.budget, "spaces": args.spaces,

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelwright.tools import allocator
 from kernelwright.tools.backends.cache_record import SANDBOXED_ENV
 
 if TYPE_CHECKING:
@@ -144,6 +145,7 @@ def runner_env(settings: Settings, scratch: Path, sandboxed: bool) -> dict[str, 
         "KERNELWRIGHT_CUDA_ARCH": settings.cuda_arch,
         SANDBOXED_ENV: "1",  # the cache's integrity record is the orchestrator's, not here
     })
+    env.update(allocator.ENV)  # the same allocator behaviour on both sides (tools/allocator.py)
     env.update(_runtime_env(settings))
     env["SYCL_CACHE_DIR"] = str(scratch / "cache" / "sycl")
     if settings.worker_threads:

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from kernelwright.spec import GroupSpace, ImplementationSpace
+from kernelwright.tools import allocator
 from kernelwright.tools.lower.backends import codegen_for
 
 Timer = Callable[[Any], tuple[float, float]]
@@ -106,6 +107,7 @@ def time_programs(progs: list[Any], min_time_s: float = 0.05, rounds: int = 5
         return []
     from kernelwright.spec.inputs import nominal_inputs
 
+    allocator.configure_this_process()  # as the harness's runners are (tools/allocator.py)
     task = progs[0].task.load_module()
     inputs = nominal_inputs(task, 0)
     clock = [0.0]
