@@ -82,9 +82,15 @@ class Input(Node):
 
 @dataclass(eq=False)
 class Pointwise(Node):
-    """``out[idx] = fn(k, idx)``: arithmetic, casts, layout maps, windowed pooling."""
+    """``out[idx] = fn(k, idx)``: arithmetic, casts, layout maps, windowed pooling.
+
+    ``interior``: the inclusive range of the last index over which ``fn`` needs no bounds
+    handling (a pooling window inside its input); an emitter that loops over the last dim may
+    give that stretch its own loop, whose index range lets ``fn`` drop its clamps and masks.
+    """
 
     fn: Body | None = None
+    interior: tuple[int, int] | None = None
 
     def compute(self, k: Ops, idx: list[Ix]) -> str:
         assert self.fn is not None

@@ -85,10 +85,14 @@ def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation
                   ceil_mode=False, count_include_pad=True, divisor=None, with_index=False):
     """Pooling over the trailing ``len(kernel)`` dims: one output element per work-item, a
     loop over its window (padding never reads memory: values read clamped and selected away,
-    branch-free; the index of a max under a bounds check)."""
+    branch-free; the index of a max under a bounds check). Where the emitter gives the last
+    dim's interior (every window inside the input) its own loop, that dim's reads there are
+    plain, unclamped and unmasked, so they load as vectors instead of gathers."""
     nd = len(kernel)
     ct = compute_type(dtype)
     in_sp = x.shape[-nd:]
+    interior = _interior(in_sp[-1], shape[-1], kernel[-1], stride[-1], padding[-1],
+                         dilation[-1])
 
     def body(k, idx, want_index=False):
         lead, out_sp = idx[:-nd], idx[-nd:]
@@ -116,14 +120,21 @@ def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation
                 k.emit(f"if ({v} > {acc} || {v} != {v}) {{ {acc} = {v}; {arg} = {flat}; }}")
         else:
             # branch-free: a clamped (always valid) read and a select, so the compiler can
-            # vectorise across outputs; padding contributes nothing
-            clamped = [k.let(f"kw_min(kw_max({p}, 0), {s - 1})", "int")
-                       for p, s in zip(pos, in_sp, strict=True)]
-            v = x.load(k, lead + [Ix.atom(c, (0, s - 1))
-                                  for c, s in zip(clamped, in_sp, strict=True)])
+            # vectorise across outputs; padding contributes nothing. The last dim needs
+            # neither where its output index stays in the interior.
+            bounded = [True] * nd
+            rng = out_sp[-1].range()
+            if interior is not None and rng is not None and \
+                    interior[0] <= rng[0] and rng[1] <= interior[1]:
+                bounded[-1] = False
+            reads = [Ix.atom(k.let(f"kw_min(kw_max({p}, 0), {s - 1})", "int"), (0, s - 1))
+                     if b else Ix.atom(p, (0, s - 1))
+                     for p, s, b in zip(pos, in_sp, bounded, strict=True)]
+            v = x.load(k, lead + reads)
             # & and |, not && and ||: short-circuits are branches to the vectoriser
-            ok = k.let(" & ".join(f"({p} >= 0) & ({p} < {s})"
-                                  for p, s in zip(pos, in_sp, strict=True)), "bool")
+            checks = [f"({p} >= 0) & ({p} < {s})"
+                      for p, s, b in zip(pos, in_sp, bounded, strict=True) if b]
+            ok = k.let(" & ".join(checks), "bool") if checks else "true"
             if op == "max":
                 k.emit(f"{acc} = ({ok} & (({v} > {acc}) | ({v} != {v}))) ? ({ct}){v} : {acc};")
             else:
@@ -148,12 +159,21 @@ def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation
         return k.let(f"{acc} / ({ct}){cnt}", ct)
 
     vals = b.add(Pointwise(tuple(shape), dtype, [x], fn=lambda k, idx: body(k, idx),
-                           cost=math.prod(kernel)))
+                           cost=math.prod(kernel), interior=interior))
     if not with_index:
         return vals
     ids = b.add(Pointwise(tuple(shape), torch.int64, [x],
                           fn=lambda k, idx: body(k, idx, True), cost=math.prod(kernel)))
     return vals, ids
+
+
+def _interior(size_in: int, size_out: int, kernel: int, stride: int, padding: int,
+              dilation: int) -> tuple[int, int] | None:
+    """The inclusive range of output positions whose whole window lies inside the input
+    (``o * stride - padding >= 0`` and ``... + (kernel - 1) * dilation <= size_in - 1``)."""
+    lo = -(-padding // stride)
+    hi = min(size_out - 1, (size_in - 1 - (kernel - 1) * dilation + padding) // stride)
+    return (lo, hi) if lo <= hi else None
 
 
 def _tuple(v, nd):

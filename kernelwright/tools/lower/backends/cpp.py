@@ -199,7 +199,15 @@ def pointwise_rows_cpp(k: KernelCtx, node: Node, names: dict[int, str], u: str,
         k.emit(f"const {k.idx_type} c1 = kw_min(c0 + {ch}, ({k.idx_type}){cols});")
         lo, hi = "c0", "c1"
     outer = index_vars(k, Ix.atom("row", (0, rows - 1)), tuple(node.shape[:-1]), "i")
-    k.emit("#pragma omp simd" + (f" simdlen({simdlen})" if simdlen else ""))
-    with k.block(f"for ({k.idx_type} j = {lo}; j < {hi}; ++j)"):
-        write_element(k, node, names, outer + [Ix.var("j", cols)])
+    inner = getattr(node, "interior", None)
+    if nchunk == 1 and inner is not None:  # border, interior, border: each its own loop
+        stretches = [(a, b) for a, b in ((0, inner[0]), (inner[0], inner[1] + 1),
+                                         (inner[1] + 1, cols)) if a < b]
+    else:
+        stretches = [(lo, hi)]
+    for a, b in stretches:
+        k.emit("#pragma omp simd" + (f" simdlen({simdlen})" if simdlen else ""))
+        with k.block(f"for ({k.idx_type} j = {a}; j < {b}; ++j)"):
+            rng = (a, b - 1) if isinstance(a, int) else (0, cols - 1)
+            write_element(k, node, names, outer + [Ix.atom("j", rng)])
     return rows * nchunk

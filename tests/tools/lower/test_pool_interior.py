@@ -1,0 +1,62 @@
+"""Pooling windows inside the input get their own loop with plain (unclamped) reads on C++;
+the border loops keep the clamps. Both must match torch on every window shape."""
+
+from __future__ import annotations
+
+import re
+
+from lower_helpers import check_lowered
+
+from kernelwright.spec import Task
+from kernelwright.tools.lower import lower_task
+from kernelwright.tools.lower.ops_anchor import _interior
+
+TASK = '''
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class Model(nn.Module):
+    def forward(self, x, y, z):
+        return (F.max_pool1d(x, 8, 1, 4, 3),                       # dilated, padded
+                F.avg_pool1d(x, 5, 2, 2, ceil_mode=True, count_include_pad=False),
+                F.max_pool1d(x[..., :6], 6, 1, 3),                  # no interior at all
+                F.max_pool2d(y, 3, 2, 1),
+                F.avg_pool2d(y, (2, 3), (1, 2), (1, 1)),
+                F.max_pool3d(z, 2, 1, 1))
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 37), torch.randn(2, 3, 11, 13), torch.randn(1, 2, 5, 6, 7)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_interior_is_the_positions_whose_window_is_inside():
+    assert _interior(256, 259, 8, 1, 4, 3) == (4, 238)  # KernelBench's max-pool 1-D
+    for size, k, s, p, d in [(37, 5, 2, 2, 1), (11, 3, 2, 1, 1), (9, 4, 3, 0, 2)]:
+        out = (size + 2 * p - d * (k - 1) - 1) // s + 1
+        inside = [o for o in range(out) if o * s - p >= 0 and o * s - p + (k - 1) * d < size]
+        assert _interior(size, out, k, s, p, d) == ((inside[0], inside[-1]) if inside else None)
+    assert _interior(6, 7, 6, 1, 3, 1) == (3, 3)
+    assert _interior(4, 5, 6, 1, 3, 1) is None
+
+
+def test_pools_split_their_rows_and_match_torch(tmp_path):
+    path = tmp_path / "pools.py"
+    path.write_text(TASK)
+    prog = lower_task(Task.from_path(path), "cpp")
+    check_lowered(prog)
+    source = prog.candidate.source
+    # the dilated max-pool's rows (24 outputs, windows inside for 4..19): a border loop, the
+    # interior loop with plain reads, a border loop with clamped ones
+    loops = re.split(r"#pragma omp simd", source)
+    interior = [b for b in loops if "for (int j = 4; j < 20; ++j)" in b]
+    border = [b for b in loops if "for (int j = 20; j < 24; ++j)" in b]
+    assert interior and border
+    assert "kw_min(kw_max" not in interior[0].split("extern")[0]
+    assert "kw_min(kw_max" in border[0]
