@@ -17,15 +17,19 @@ from kernelwright.tools.lower.backends.sycl_gemm import (
     fit,
 )
 
-# one change at a time from the defaults: every value of every blocking parameter
+# every value of every blocking parameter, in as few builds as the longest list of choices:
+# point i takes each parameter's i-th value (cycling the shorter lists), so values meet in
+# combinations (fit() legalises them) instead of one change at a time from the defaults
+BLOCKING = ("mr", "nr", "vw", "kc", "mc", "nc")
 POINTS = [{"g0.algo": "packed"}] + [
-    {"g0.algo": "packed", f"g0.{p}": v} for p in ("mr", "nr", "vw", "kc", "mc", "nc")
-    for v in SYCL_GEMM_CHOICES[p]]
+    {"g0.algo": "packed", **{f"g0.{p}": SYCL_GEMM_CHOICES[p][i % len(SYCL_GEMM_CHOICES[p])]
+                             for p in BLOCKING}}
+    for i in range(max(len(SYCL_GEMM_CHOICES[p]) for p in BLOCKING))]
 
 
 def test_every_blocking_is_made_legal():
     """nr a multiple of vw, blocks multiples of the micro-tile, local buffers that fit."""
-    keys = ("mr", "nr", "vw", "kc", "mc", "nc")
+    keys = BLOCKING
     for combo in itertools.product(*(SYCL_GEMM_CHOICES[k] for k in keys)):
         for rows, cols, k in ((13, 29, 37), (2048, 2048, 2048), (1, 7, 3)):
             for size in (4, 8):
