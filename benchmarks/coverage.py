@@ -214,8 +214,9 @@ def load_text(loads: list[float]) -> str:
 def print_report(rows: list[Row], args, settings: Settings, compile_note: str,
                  loads: list[float]) -> None:
     compile_ok = compile_note == "ok"
+    lowered_only = " (the lowered kernel, spaces chosen by timing, no search)"
     print(f"\nbackend {args.backend}; spaces {args.spaces}; budget {args.budget} evaluation(s) "
-          f"per task{' (the lowered kernel only, no search)' if args.budget == 1 else ''}; "
+          f"per task{lowered_only if args.budget == 1 else ''}; "
           f"timing: harness, interleaved, >= {settings.min_time_s:g} s per side; "
           f"torch.compile: {compile_note}")
     print(load_text(loads))
