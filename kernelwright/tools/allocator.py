@@ -18,7 +18,7 @@ both sides alike.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
 TRIM_THRESHOLD = 1 << 30
@@ -27,14 +27,12 @@ ENV = {"MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD),
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
 
 
+@functools.cache
 def configure_this_process() -> bool:
-    """Apply :data:`ENV`'s settings to this running process (``mallopt``); False where the C
-    library is not glibc."""
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError, TypeError):
+    """Apply :data:`ENV`'s settings to this running process (``mallopt``, once); False where
+    the C library has no ``mallopt`` (not glibc)."""
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)  # the process's own C library
+    if mallopt is None:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)

@@ -122,11 +122,10 @@ def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation
             # branch-free: a clamped (always valid) read and a select, so the compiler can
             # vectorise across outputs; padding contributes nothing. The last dim needs
             # neither where its output index stays in the interior.
-            bounded = [True] * nd
             rng = out_sp[-1].range()
-            if interior is not None and rng is not None and \
-                    interior[0] <= rng[0] and rng[1] <= interior[1]:
-                bounded[-1] = False
+            inside = (interior is not None and rng is not None
+                      and interior[0] <= rng[0] and rng[1] <= interior[1])
+            bounded = [True] * (nd - 1) + [not inside]
             reads = [Ix.atom(k.let(f"kw_min(kw_max({p}, 0), {s - 1})", "int"), (0, s - 1))
                      if b else Ix.atom(p, (0, s - 1))
                      for p, s, b in zip(pos, in_sp, bounded, strict=True)]

@@ -3,6 +3,7 @@ rows, GEMM columns and convolution positions are OpenMP ``simd`` loops."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from kernelwright.tools.lower.backends.base import CHOICES, Codegen, register
@@ -199,15 +200,16 @@ def pointwise_rows_cpp(k: KernelCtx, node: Node, names: dict[int, str], u: str,
         k.emit(f"const {k.idx_type} c1 = kw_min(c0 + {ch}, ({k.idx_type}){cols});")
         lo, hi = "c0", "c1"
     outer = index_vars(k, Ix.atom("row", (0, rows - 1)), tuple(node.shape[:-1]), "i")
+    # loops as (first, end, the range of j they cover); a windowed node's row is cut into
+    # border, interior and border, so that the interior's body knows it needs no clamps
     inner = getattr(node, "interior", None)
-    if nchunk == 1 and inner is not None:  # border, interior, border: each its own loop
-        stretches = [(a, b) for a, b in ((0, inner[0]), (inner[0], inner[1] + 1),
-                                         (inner[1] + 1, cols)) if a < b]
+    if nchunk == 1 and inner is not None:
+        cuts = [0, inner[0], inner[1] + 1, cols]
+        loops = [(a, b, (a, b - 1)) for a, b in itertools.pairwise(cuts) if a < b]
     else:
-        stretches = [(lo, hi)]
-    for a, b in stretches:
+        loops = [(lo, hi, (0, cols - 1))]
+    for first, end, rng in loops:
         k.emit("#pragma omp simd" + (f" simdlen({simdlen})" if simdlen else ""))
-        with k.block(f"for ({k.idx_type} j = {a}; j < {b}; ++j)"):
-            rng = (a, b - 1) if isinstance(a, int) else (0, cols - 1)
+        with k.block(f"for ({k.idx_type} j = {first}; j < {end}; ++j)"):
             write_element(k, node, names, outer + [Ix.atom("j", rng)])
     return rows * nchunk
