@@ -7,9 +7,10 @@ evaluation mostly waits on those processes, so a couple of threads, each evaluat
 a time in a :class:`WorkerPool` of its own, keep both cores of a CI machine busy while the test
 process lowers the next tasks (lowering holds the GIL, so it stays on the main thread).
 
-Each task gets its own pool (closed after it: a pool keeps its tasks' sessions warm), and each
-thread its own build cache and data directory: two pools building the SYCL shim into one cache
-at once would race.
+Each thread has its own pool, keeping one task's session warm (a session holds a reference
+runner, ~230 MB with torch loaded) and its idle fork server, which every task's candidates share:
+a task costs one process start, not two. Each thread has its own build cache and data
+directory: two pools building the SYCL shim into one cache at once would race.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def verify_settings(root: Path) -> Settings:
     (3 rounds, no warm-up; there is no verify-only mode), no build promotion (the trusted
     builder would compile every source a second time when the pool closes)."""
     return Settings(data_dir=root / "data", cache_dir=root / "cache", seeds=3, min_time_s=1e-3,
-                    warmup_calls=0, max_repeats=3, record_replay=True, promote_builds=False)
+                    warmup_calls=0, max_repeats=3, record_replay=True, promote_builds=False,
+                    warm_sessions=1)
 
 
 def describe(task: Task, backend: str, result: EvalResult) -> str | None:
@@ -52,6 +54,7 @@ class BackgroundVerifier:
     def __init__(self, root: Path, backends: list[str], workers: int = 2) -> None:
         self.root, self.backends = root, backends
         self._local = threading.local()
+        self._pools: list[WorkerPool] = []
         self._workers = 0
         self._lock = threading.Lock()
         self._futures: dict[str, Future] = {}
@@ -69,24 +72,26 @@ class BackgroundVerifier:
         """The verdicts of submission ``key``, by backend (raises what the evaluation raised)."""
         return self._futures[key].result(timeout)
 
-    def _root(self) -> Path:
-        """This thread's directory (its own build cache: the SYCL shim is built once each)."""
-        root = getattr(self._local, "root", None)
-        if root is None:
+    def _pool(self) -> WorkerPool:
+        """This thread's pool, in its own directory (its own build cache: the SYCL shim is
+        built once each)."""
+        pool = getattr(self._local, "pool", None)
+        if pool is None:
             with self._lock:
-                root = self.root / f"worker{self._workers}"
+                pool = WorkerPool(verify_settings(self.root / f"worker{self._workers}"))
                 self._workers += 1
-            self._local.root = root
-        return root
+                self._pools.append(pool)
+            self._local.pool = pool
+        return pool
 
     def _evaluate(self, task: Task, candidates: dict[str, Candidate]) -> dict[str, EvalResult]:
-        # a pool per task: a pool keeps every task's session (two processes with torch
-        # loaded, ~230 MB each) until it closes, which over 167 tasks exhausts memory
-        with WorkerPool(verify_settings(self._root())) as pool:
-            return {backend: pool.evaluate(task, cand) for backend, cand in candidates.items()}
+        pool = self._pool()
+        return {backend: pool.evaluate(task, cand) for backend, cand in candidates.items()}
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
+        for pool in self._pools:
+            pool.close()
         # the harness sets the orchestrator's torch threads to 1 around each evaluation; two
         # threads doing so at once can leave this process at 1
         torch.set_num_threads(self._threads)

@@ -23,7 +23,7 @@ from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.build_options import check_builds
 from kernelwright.tools.evaluate.compile_timing import add_compile
 from kernelwright.tools.evaluate.observers import Observer
-from kernelwright.tools.evaluate.orchestrator import CandidateRunner, RunnerFailed
+from kernelwright.tools.evaluate.orchestrator import CandidateRunner, ForkServer, RunnerFailed
 from kernelwright.tools.evaluate.session import RECHECK_SEED, Arenas, TaskSession
 from kernelwright.tools.evaluate.timing import TimingOutcome, time_candidate
 from kernelwright.tools.evaluate.watchdog import TreeWatchdog
@@ -32,9 +32,10 @@ from kernelwright.tools.evaluate.watchdog import TreeWatchdog
 class CandidateEvaluation:
     """The state of one candidate's evaluation (its runner and its arenas)."""
 
-    def __init__(self, session: TaskSession, candidate: Candidate,
+    def __init__(self, session: TaskSession, server: ForkServer, candidate: Candidate,
                  observers: Sequence[Observer]) -> None:
         self.session, self.candidate, self.observers = session, candidate, observers
+        self.server = server  # the sandboxed fork server, this evaluation's alone while it runs
         self.settings = session.settings
         self.runner: CandidateRunner | None = None
         self.verdict = vf.Verdict()
@@ -71,8 +72,7 @@ class CandidateEvaluation:
         contract = self.session.contract
         if contract.degenerate:
             self.verdict.flags.add(Flag.DEGENERATE_TASK)
-        self.runner = self.session.server.spawn(self._spawn_request(), self.settings
-                                                .call_timeout_s)
+        self.runner = self.server.spawn(self._spawn_request(), self.settings.call_timeout_s)
         self._enter_group()
         self.watchdog = TreeWatchdog(self.runner.channel.pids, self.settings.memory_limit_mb,
                                      cpu_s=self._cpu_s()).start()
@@ -264,7 +264,7 @@ class CandidateEvaluation:
             try:
                 statuses = self.runner.close()
             except RunnerFailed:
-                self.session.server.close()  # a broken server: the pool starts a new one
+                self.server.close()  # a broken server: the pool starts a new one
             self.runner = None
         return statuses
 

@@ -1,8 +1,13 @@
-"""A pool of warm task sessions: per task, a reference runner and a sandboxed fork server.
+"""A pool of warm task sessions (per task, a reference runner) and sandboxed fork servers.
 
-Nothing of a candidate stays warm: every candidate gets a fresh runner forked by the task's
+Nothing of a candidate stays warm: every candidate gets a fresh runner forked by a fork
 server. What stays is trusted: the reference runner, the recording, the contract. A session
-whose runner process died is started again on the next request.
+whose runner process died is started again on the next request. The fork servers hold nothing
+of a task (the candidate's source and arenas come with each spawn), so the pool lends an idle
+one to each evaluation, of any task with the same framework lockdown (the one thing a server
+keeps of a task): one server start (a torch import in the sandbox) serves a whole campaign
+instead of one per task, and a server never runs two evaluations at once, because it reaps
+every process below it when one ends.
 
 Kernel sources a candidate built are handed to the trusted builder right after its
 evaluation, on a background thread, so the builder compiles them while the next candidate is
@@ -29,10 +34,11 @@ from kernelwright.config import Settings
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.result import EvalResult
 from kernelwright.tools.evaluate import builder
+from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.build_cache import BuildCache
 from kernelwright.tools.evaluate.evaluation import CandidateEvaluation
 from kernelwright.tools.evaluate.observers import load_observer
-from kernelwright.tools.evaluate.orchestrator import START_TIMEOUT_S
+from kernelwright.tools.evaluate.orchestrator import START_TIMEOUT_S, ForkServer
 from kernelwright.tools.evaluate.sandbox import SandboxProbe, probe_bwrap
 from kernelwright.tools.evaluate.session import TaskSession
 
@@ -75,6 +81,10 @@ class WorkerPool:
         self.settings = settings or Settings()
         # most recently used last; at most settings.warm_sessions, except while in use
         self._sessions: OrderedDict[str, tuple[tuple, TaskSession]] = OrderedDict()
+        # idle fork servers by what shaped their start; an evaluation borrows one for itself
+        # (a server reaps every process below it, so two evaluations never share one)
+        self._servers: dict[tuple, list[ForkServer]] = {}
+        self._closed = False  # closing: servers handed back are stopped, not kept
         self._in_use: Counter[str] = Counter()  # evaluations running per session key
         self._lock = threading.Lock()  # the sessions table, between evaluating threads
         self._probe: SandboxProbe | None = None
@@ -85,6 +95,7 @@ class WorkerPool:
         self._record = threading.Lock()  # the integrity record: one writer in this process
         self.builder_s = 0.0  # the trusted builder's seconds so far (capped: BUILDER_POOL_S)
         self.starts = 0
+        self.server_starts = 0
         self.private_builds = 0  # kernel sources candidates had to compile themselves
 
     @property
@@ -100,7 +111,7 @@ class WorkerPool:
     def session(self, task: Task, settings: Settings) -> tuple[TaskSession, bool]:
         """The live session of ``task`` (started now if needed) and whether it is new."""
         key = _key(task)
-        start_key = tuple(str(getattr(settings, k)) for k in _START_KEYS)
+        start_key = _start_key(settings)
         with self._lock:
             held = self._sessions.get(key)
             if held is not None and held[0] == start_key and held[1].alive:
@@ -113,6 +124,31 @@ class WorkerPool:
             self._sessions[key] = (start_key, session)
             self.starts += 1
             return session, True
+
+    @contextmanager
+    def _server(self, session: TaskSession, settings: Settings) -> Iterator[ForkServer]:
+        """A fork server for one evaluation: an idle one started with the same settings and
+        holding the same framework lockdown (a server locks the task's allow-list into itself
+        for good, on its first spawn), or a new one; back to the idle ones afterwards if it is
+        still alive."""
+        key = (*_start_key(settings), session.bwrap, str(vf.lockdown_allowed(session.contract)))
+        with self._lock:
+            self._closed = False  # a pool used after close() is open again
+            idle = self._servers.setdefault(key, [])
+            while idle and not idle[-1].alive:
+                idle.pop().close()
+            server = idle.pop() if idle else None
+        if server is None:
+            server = ForkServer(settings, session.bwrap)
+            self.server_starts += 1
+        try:
+            yield server
+        finally:
+            with self._lock:
+                if server.alive and not self._closed:
+                    self._servers[key].append(server)
+                else:
+                    server.close()
 
     def _evict_idle(self, keep: int) -> None:
         """Close least recently used sessions with no evaluation running until at most
@@ -150,7 +186,14 @@ class WorkerPool:
                   observers: Sequence[str]) -> EvalResult:
         t0 = time.monotonic()
         session, fresh = self.session(task, settings)
-        start = time.monotonic() - t0
+        with self._server(session, settings) as server:
+            start = time.monotonic() - t0
+            fresh = fresh or server.count == 0  # a session or a server started for this one
+            return self._walk(session, server, candidate, settings, observers, start, fresh)
+
+    def _walk(self, session: TaskSession, server: ForkServer, candidate: Candidate,
+              settings: Settings, observers: Sequence[str], start: float,
+              fresh: bool) -> EvalResult:
         with self._record:
             tampered = BuildCache.of(settings).verify()  # before anything is built or loaded
         if candidate.backend == "sycl":  # the shim, built once by the trusted builder
@@ -158,7 +201,7 @@ class WorkerPool:
         with self._record:
             BuildCache.of(settings).adopt()
         loaded = {p: load_observer(p) for p in observers}
-        evaluation = CandidateEvaluation(session, candidate, list(loaded.values()))
+        evaluation = CandidateEvaluation(session, server, candidate, list(loaded.values()))
         evaluation.settings = settings  # this evaluation's timing knobs (the session may be
         # warm from settings that differ only in them: min_time_s, time_compile, ...)
         evaluation.observer_paths = loaded
@@ -174,7 +217,7 @@ class WorkerPool:
                                       "build_cache": {"tampered_removed": tampered}}
         if not session.alive:
             with self._lock:
-                self._discard(_key(task))
+                self._discard(_key(session.task))
         return result.model_copy(update=update)
 
     def _discard(self, key: str) -> None:
@@ -230,8 +273,14 @@ class WorkerPool:
     def close(self) -> None:
         """Stop every session's processes, then wait for the trusted builder (the sources
         candidates built, compiled again into the shared cache; see :mod:`builder`)."""
-        for key in list(self._sessions):
-            self._discard(key)
+        with self._lock:
+            self._closed = True
+            for key in list(self._sessions):
+                self._discard(key)
+            for servers in self._servers.values():
+                for server in servers:
+                    server.close()
+            self._servers.clear()
         self.wait_for_builder()
         if self._builder is not None:
             self._builder.shutdown(wait=False, cancel_futures=True)
@@ -250,7 +299,12 @@ class WorkerPool:
         return [held[1].task.name for held in self._sessions.values()]
 
     def __repr__(self) -> str:
-        return f"WorkerPool(sessions={len(self._sessions)}, starts={self.starts})"
+        return (f"WorkerPool(sessions={len(self._sessions)}, starts={self.starts}, "
+                f"server_starts={self.server_starts})")
+
+
+def _start_key(settings: Settings) -> tuple[str, ...]:
+    return tuple(str(getattr(settings, k)) for k in _START_KEYS)
 
 
 def _content_hash(request: dict[str, Any]) -> str:

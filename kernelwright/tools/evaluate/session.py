@@ -21,7 +21,7 @@ from kernelwright.config import Settings
 from kernelwright.errors import TaskError
 from kernelwright.spec import Contract, ShapeVariant, Task
 from kernelwright.spec.contract import parse_spaces
-from kernelwright.tools.evaluate.orchestrator import ForkServer, ReferenceRunner, RunnerFailed
+from kernelwright.tools.evaluate.orchestrator import ReferenceRunner, RunnerFailed
 from kernelwright.tools.evaluate.shm import Arena, SlotLayout
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,9 @@ def make_arenas(key: str, variant: ShapeVariant, slots: int, out_dtype: str | No
 
 
 class TaskSession:
-    """Runners and recording of one task; see :mod:`evaluation` for one candidate's walk."""
+    """The reference runner and recording of one task; see :mod:`evaluation` for one
+    candidate's walk. Candidates are forked by a fork server the pool lends each evaluation
+    (it holds nothing of a task, so tasks share them)."""
 
     def __init__(self, task: Task, settings: Settings, bwrap: str | None) -> None:
         self.task, self.settings, self.bwrap = task, settings, bwrap
@@ -81,7 +83,6 @@ class TaskSession:
         self.reference = ReferenceRunner(task.path, settings)
         try:
             self.contract, self.init = self._derive_contract()
-            self.server = ForkServer(settings, bwrap)
         except BaseException:
             self.reference.close()
             raise
@@ -191,15 +192,14 @@ class TaskSession:
             arenas = getattr(held, "ref", held)
             if isinstance(arenas, Arenas):
                 arenas.close()
-        self.server.close()
         self.reference.close()
 
     @property
     def alive(self) -> bool:
-        return self.server.alive and self.reference.proc.poll() is None
+        return self.reference.proc.poll() is None
 
     def __repr__(self) -> str:
-        return f"TaskSession({self.task.name!r}, sandboxed={self.server.sandboxed})"
+        return f"TaskSession({self.task.name!r}, sandboxed={self.bwrap is not None})"
 
 
 def _contract(reference: ReferenceRunner, task: Task,

@@ -1,5 +1,6 @@
 """A pool keeps at most ``warm_sessions`` task sessions: a campaign over many tasks does not
-hold a reference runner and a fork server (hundreds of MB each) for every task it has seen."""
+hold a reference runner (hundreds of MB) for every task it has seen. Its sandboxed fork servers
+serve every task, one evaluation at a time, except across framework lockdowns."""
 
 from __future__ import annotations
 
@@ -28,4 +29,23 @@ def test_the_least_recently_used_session_is_closed_past_the_bound(tmp_path):
         again = pool.evaluate(task("matmul"), candidate("candidates/linear_torch"))
         assert again.correct, again.error
         assert pool.starts == starts + 1 and pool.warm == ["small_outputs", "matmul"]
-        assert not gelu.alive  # its reference runner and fork server were stopped
+        assert not gelu.alive  # its reference runner was stopped
+
+
+def test_tasks_share_fork_servers_but_never_across_a_framework_lockdown(tmp_path):
+    settings = Settings(**FAST, warm_sessions=1, data_dir=tmp_path / "d", cache_dir=tmp_path / "c")
+    with WorkerPool(settings) as pool:
+        for name, cand in [("gelu", "gelu_torch"), ("matmul", "linear_torch"),
+                           ("gelu", "gelu_torch")]:
+            result = pool.evaluate(task(name), candidate(f"candidates/{cand}"))
+            assert result.correct, result.error
+            assert result.phases_s["worker_start"] > 0  # a new session (warm_sessions=1)
+        assert (pool.starts, pool.server_starts) == (3, 1)
+        # a custom-kernels-only task locks the framework into its server for good ...
+        locked = pool.evaluate(task("gelu_kernel"), candidate("exploits/framework_call"))
+        assert "FrameworkOperatorError" in (locked.error or "")
+        assert pool.server_starts == 2
+        # ... so a task that allows the framework never gets that server
+        after = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
+        assert after.correct, after.error
+        assert pool.server_starts == 2  # the first server, idle again
