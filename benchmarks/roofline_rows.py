@@ -1,9 +1,11 @@
 """Memory-bound families on the C++ lowering: GB/s achieved against the measured stream triad.
 
 For each family (pointwise chain, softmax, log-softmax, layer norm, RMS norm, sums over rows
-and over everything, argmax, cumsum) at inputs of 4 MB or more, the lowered C++ program (custom
-kernels only) is timed interleaved with eager PyTorch, under its default schedule and under
-named schedule points (``passes=one``: online softmax / one-pass norm statistics; ``lanes``).
+and over everything, argmax, cumsum; softmax, sum and argmax over dim 0, whose rows lie side by
+side in memory as a channel softmax's do) at inputs of 4 MB or more, the lowered C++ program
+(custom kernels only) is timed interleaved with eager PyTorch, under its default schedule and under
+named schedule points (``passes=one``: online softmax / one-pass norm statistics; ``lanes``;
+``column``: 0 walks one row per unit instead of a block of neighbouring rows).
 Times are the fastest call of alternating rounds (see ``fastest``), the triad's too.
 GB/s counts each input read once and each output written once (the least traffic the
 operator needs), so it is directly comparable with the triad's.
@@ -37,12 +39,18 @@ FAMILIES: dict[str, tuple[str, str, list[dict]]] = {
     "sum_all": ("x.sum()", "rc", [{}, {"threads": "one"}]),
     "argmax_rows": ("torch.argmax(x, dim=-1)", "rc", [{}, {"lanes": 16}]),
     "cumsum": ("torch.cumsum(x, dim=-1)", "rc", [{}]),
+    # rows side by side in memory (the reduced dim is not the last), as over NCHW's channels:
+    # column blocks (the default) against one row per unit (column=0)
+    "softmax_dim0": ("torch.softmax(x, dim=0)", "rc", [{}, {"column": 0}, {"column": 32}]),
+    "softmax_c16": ("torch.softmax(x, dim=0)", "c16", [{}, {"column": 0}, {"column": 32}]),
+    "sum_dim0": ("x.sum(dim=0)", "rc", [{}, {"column": 0}, {"column": 32}]),
+    "argmax_c16": ("torch.argmax(x, dim=0)", "c16", [{}, {"column": 0}]),
 }
 
 
 def _shape(kind: str, mb: int) -> tuple[int, int]:
     n = mb * 2**20 // 4
-    return (n // 65536, 65536) if kind == "long" else (n // 4096, 4096)
+    return {"long": (n // 65536, 65536), "c16": (16, n // 16)}.get(kind, (n // 4096, 4096))
 
 
 def _program(body: str, shape: tuple[int, int]):

@@ -57,6 +57,10 @@ class KernelCtx:
     lanes: int = 0  # rows one work-item each: partial results per lane (emit._reduce_lanes)
     stash: tuple | None = None  # emit.rows.stash_of: elements kept in an output on the way
     simd: bool = False  # mark row loops OpenMP ``simd`` (the C++ backend)
+    # C++ column blocks (backends.cpp_rows): ``column`` neighbouring rows are the lanes of
+    # ``cv`` loops; outside such a loop a row's value is an array of one element per lane
+    column: int = 0
+    in_lanes: bool = False
     target: Any = None  # the backends.Codegen emitting this kernel (group reductions)
 
     # -- statements ----------------------------------------------------------------------
@@ -74,15 +78,21 @@ class KernelCtx:
         for scope in reversed(self.scopes):
             if key in scope:
                 return scope[key]
-        name = self.fresh()
-        self.emit(f"const {ctype} {name} = {expr};")
+        name = self._declare(self.fresh(), ctype, expr, const=True)
         self.scopes[-1][key] = name
         return name
 
     def var(self, ctype: str, init: str, prefix: str = "a") -> str:
         """A mutable variable (accumulators): never value numbered."""
-        name = self.fresh(prefix)
-        self.emit(f"{ctype} {name} = {init};")
+        return self._declare(self.fresh(prefix), ctype, init, const=False)
+
+    def _declare(self, name: str, ctype: str, value: str, const: bool) -> str:
+        if self.column and not self.in_lanes:  # a value per row of the column block
+            self.emit(f"{ctype} {name}[{self.column}];")
+            self.emit("#pragma omp simd")
+            self.emit(f"for (int cv = 0; cv < cw; ++cv) {name}[cv] = {value};")
+            return f"{name}[cv]"
+        self.emit(f"{'const ' if const else ''}{ctype} {name} = {value};")
         return name
 
     @contextmanager

@@ -120,3 +120,19 @@ def test_the_parallel_grain_is_tunable():
     big = lower_task(task("rows_full"), "cpp")  # 61k elements per sweep
     assert "omp parallel" in _kernel(big, "k0_0")
     assert "omp parallel" not in _kernel(big.with_params({"g0.grain": 131072}), "k0_0")
+
+
+def test_column_blocks_match_torch_at_every_width_and_are_the_default_where_rows_are_wide():
+    """Rows side by side in memory (the reduced dims are not the last): ``column`` rows at a
+    time as simd lanes, including a tail block of fewer rows, ties, NaN and -inf."""
+    prog = lower_task(task("rows_columns"), "cpp")
+    columns = {k: v for k, v in prog.space.items() if k.endswith(".column")}
+    assert len(columns) >= 5 and all(v[0] == 0 and 8 in v for v in columns.values())
+    defaults = {k: prog.params[k] for k in columns}
+    assert 16 in defaults.values() and 8 in defaults.values()  # 45 and 70 wide; 9 wide
+    assert "cv < cw" in prog.source
+    assert "cv < cw" not in prog.with_params(dict.fromkeys(columns, 0)).source
+    for width, threads in [(0, "auto"), (8, "team"), (16, "one"), (32, "team"), (32, "one")]:
+        point = {k: min(width, max(v)) for k, v in columns.items()}
+        point.update({k.replace(".column", ".threads"): threads for k in columns})
+        check_lowered(prog.with_params(point))

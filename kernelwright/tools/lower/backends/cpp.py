@@ -14,6 +14,7 @@ from kernelwright.tools.lower.backends.cpp_rows import (
     ROW_DEFAULTS,
     RowPlan,
     cpp_rows_body,
+    default_column,
     row_space,
 )
 from kernelwright.tools.lower.backends.cpp_scan import SCAN_BLOCKS, blocked_scan_cpp
@@ -162,7 +163,7 @@ class CppCodegen(Codegen):
     def group_defaults(self, grp: Group) -> dict[str, Any]:
         out: dict[str, Any] = {"grain": PARALLEL_GRAIN, "simdlen": 0}
         if grp.kind == "rows":
-            out.update(ROW_DEFAULTS)
+            out.update(ROW_DEFAULTS, column=default_column(grp))
         if grp.kind == "scan":
             # blocked only where it buys threads: a single long line on the team
             s = grp.main[0]

@@ -13,6 +13,11 @@ Parameters of a C++ row group (all optional; every combination is correct by con
   Arg-reductions always run in lanes (8 for ``lanes=0``), first index on ties
   (``cpp_arg``).
 - ``simdlen``: the ``simdlen`` clause of the simd loops (0: the compiler's choice).
+- ``column`` (only where the rows lie side by side in memory: the domain's last dim is not
+  reduced, as in a softmax or a sum over the channels of NCHW): 0 walks one row per unit, its
+  elements ``stride`` apart; 8, 16 or 32 walk that many neighbouring rows at once, each step
+  of the reduction a contiguous simd loop over the rows (``cv``), every per-row value an array
+  of one element per row. Two sweeps, no stash.
 - A row group with a single row (a full reduction) runs its sweeps on the whole OpenMP team
   (``omp parallel for reduction``: per-thread partial results, combined by the runtime) when
   the wrapper's threads rule allows it.
@@ -21,6 +26,8 @@ Parameters of a C++ row group (all optional; every combination is correct by con
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kernelwright.tools.lower.backends.cpp_arg import arg_lanes_fit, reduce_arg_lanes
@@ -43,6 +50,23 @@ from kernelwright.tools.lower.schedule import Group
 ROW_CHOICES: dict[str, list[Any]] = {"lanes": [0, 8, 16], "simdlen": [0, 8, 16]}
 ONE_PASS_CHOICES: dict[str, list[Any]] = {"passes": ["two", "one"], "block": [256, 1024, 4096]}
 ROW_DEFAULTS: dict[str, Any] = {"lanes": 0, "simdlen": 0, "passes": "two", "block": 1024}
+COLUMN_CHOICES = [0, 8, 16, 32]
+
+
+def column_rows(grp: Group) -> int:
+    """How many rows lie side by side along the domain's last dim (0: that dim is reduced, or
+    the group has a single row, or fewer than 8 rows: column blocks do not apply)."""
+    dom: Reduction = grp.domain  # type: ignore[assignment]
+    last = len(dom.src_shape) - 1
+    if last < 0 or last in dom.red_dims or not dom.red_dims:
+        return 0
+    width = dom.src_shape[last]
+    return width if width >= 8 else 0
+
+
+def default_column(grp: Group) -> int:
+    width = column_rows(grp)
+    return 16 if width >= 16 else 8 if width else 0
 
 
 def one_pass_pair(grp: Group) -> tuple[str, Reduction, Reduction] | None:
@@ -64,6 +88,9 @@ def row_space(grp: Group) -> dict[str, list[Any]]:
     space = {p: list(c) for p, c in ROW_CHOICES.items()}
     if one_pass_pair(grp) is not None:
         space.update({p: list(c) for p, c in ONE_PASS_CHOICES.items()})
+    width = column_rows(grp)
+    if width:
+        space["column"] = [c for c in COLUMN_CHOICES if c <= max(8, width)]
     return space
 
 
@@ -77,12 +104,15 @@ class RowPlan:
         n = int(params.get("simdlen", 0))
         self.simdlen = f" simdlen({n})" if n else ""
         self.full_team = full_team  # the single row runs on the OpenMP team
+        self.column = int(params.get("column", 0))
 
     def loops(self, k: KernelCtx, sizes: list[int], fn, simd: str | None,
               lo_hi: tuple[str, str] | None = None) -> None:
         """``fn(loop vars)`` for every element; ``simd`` the innermost loop's clause (None:
         scalar); ``lo_hi`` bounds the innermost loop. On the team, the outermost loop is the
         parallel one (with ``simd``'s reduction clause)."""
+        if k.column:
+            simd = None  # the lanes are the rows: the reduced dims are plain loops
         opened, rv = [], []
         par = self.full_team and simd is not None
         for j, s in enumerate(sizes):
@@ -105,9 +135,38 @@ class RowPlan:
                 cm = k.loop(name, s)
                 rv.append(cm.__enter__())
             opened.append(cm)
-        fn(rv)
+        with lanes(k):
+            fn(rv)
         for cm in reversed(opened):
             cm.__exit__(None, None, None)
+
+
+@contextmanager
+def lanes(k: KernelCtx) -> Iterator[None]:
+    """In a column block, a simd loop over its rows (``cv``); otherwise nothing."""
+    if not k.column or k.in_lanes:
+        yield
+        return
+    k.emit("#pragma omp simd")
+    with k.block("for (int cv = 0; cv < cw; ++cv)"):
+        k.in_lanes = True
+        try:
+            yield
+        finally:
+            k.in_lanes = False
+
+
+def _column_outer(k: KernelCtx, unit: str, outer_shape: tuple[int, ...], width: int) -> list[Ix]:
+    """The outer index of a column block's row ``cv``: the block's leading indices, then
+    ``cb + cv`` along the last dim (``cw`` rows in this block)."""
+    nblk = -(-outer_shape[-1] // width)
+    k.emit(f"const int cb = ({unit} % {nblk}) * {width};")
+    k.emit(f"const int cw = cb + {width} <= {outer_shape[-1]} ? {width} : "
+           f"{outer_shape[-1]} - cb;")
+    lead_shape = outer_shape[:-1]
+    lead = index_vars(k, Ix.atom(f"({unit} / {nblk})", (0, max(0, math.prod(lead_shape) - 1))),
+                      lead_shape, "o")
+    return lead + [Ix.atom("(cb + cv)", (0, outer_shape[-1] - 1))]
 
 
 def cpp_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str,
@@ -117,9 +176,16 @@ def cpp_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str,
     n_outer = math.prod(outer_shape)
     if n_outer != 1:
         plan.full_team = False
-    outer = index_vars(k, Ix.atom(unit, (0, max(0, n_outer - 1))), outer_shape, "o")
+    if plan.column and column_rows(grp):
+        k.column = plan.column
+        outer = _column_outer(k, unit, outer_shape, plan.column)
+        n_outer = n_outer // outer_shape[-1] * -(-outer_shape[-1] // plan.column)
+        stash = False
+    else:
+        outer = index_vars(k, Ix.atom(unit, (0, max(0, n_outer - 1))), outer_shape, "o")
     k.stash = stash_of(k, grp, names) if stash else None
-    pair = one_pass_pair(grp) if plan.passes == "one" and not plan.full_team else None
+    pair = one_pass_pair(grp) if plan.passes == "one" and not plan.full_team \
+        and not k.column else None
     factor = None
     if pair is not None and pair[0] == "online":
         factor = _online(k, outer, pair[1], pair[2], plan)
@@ -135,12 +201,13 @@ def cpp_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str,
                 k, dom.src_shape, dom.full_index(outer, rv), grp.epilogue, names), "")
         else:
             _stash_epilogue(k, dom, outer, grp, names, plan, factor)
-    for r in grp.main:
-        if r.id in names:
-            store_node(k, r, names, _out_index(r, outer), k.bound[r.id][-1].var)
-    for e in grp.outer:
-        idx = unravel(linear(outer, outer_shape), e.shape)
-        store_node(k, e, names, idx, e.load(k, idx))
+    with lanes(k):
+        for r in grp.main:
+            if r.id in names:
+                store_node(k, r, names, _out_index(r, outer), k.bound[r.id][-1].var)
+        for e in grp.outer:
+            idx = unravel(linear(outer, outer_shape), e.shape)
+            store_node(k, e, names, idx, e.load(k, idx))
     return n_outer
 
 
@@ -163,10 +230,11 @@ def _hoist_row_invariants(k: KernelCtx, grp: Group, outer: list[Ix]) -> None:
 
 def _reduce(k: KernelCtx, r: Reduction, outer: list[Ix], plan: RowPlan) -> None:
     acc, pos = r.init(k)
+    lanes_fit = not plan.full_team and not k.column  # column blocks: the rows are the lanes
     # arg-reductions have no omp simd form: lanes 0 means 8 lanes for them
-    if pos is not None and not plan.full_team and arg_lanes_fit(r, plan.lanes or 8):
+    if pos is not None and lanes_fit and arg_lanes_fit(r, plan.lanes or 8):
         reduce_arg_lanes(k, r, outer, acc, pos, plan.lanes or 8)
-    elif (plan.lanes > 1 and not plan.full_team and pos is None and r.op in LANE_OPS
+    elif (plan.lanes > 1 and lanes_fit and pos is None and r.op in LANE_OPS
             and r.acc_ctype() == "float" and r.red_sizes and r.red_sizes[-1] >= plan.lanes):
         k.lanes = plan.lanes
         _reduce_lanes(k, r, outer, acc)
