@@ -98,10 +98,28 @@ def connect(url: str):
         ) from exc
 
 
+def _advisory_lock(cur, key: int, timeout_s: float = 300.0) -> None:
+    """Take the session-level advisory lock ``key``, polling. A session blocked inside
+    ``pg_advisory_lock`` is a transaction in progress, and LangGraph's migrations run
+    ``CREATE INDEX CONCURRENTLY``, which waits for every such transaction to end: the holder
+    and the waiter then wait for each other (PostgreSQL reported it as a deadlock). Between two
+    tries nothing of this session is open."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        cur.execute("SELECT pg_try_advisory_lock(%s) AS ok", (key,))
+        if cur.fetchone()["ok"]:
+            return
+        if time.monotonic() > deadline:
+            raise RunStoreError(f"the PostgreSQL store's schema lock was held for over "
+                                f"{timeout_s:g} s by another process: wait for it to finish "
+                                "setting up the store, or end it")
+        time.sleep(0.05)
+
+
 def migrate(conn, upto: int = SCHEMA_VERSION) -> int:
     """Create or upgrade the schema to version ``upto``; returns the version found before."""
     with conn.cursor() as cur:
-        cur.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
+        _advisory_lock(cur, _LOCK_KEY)
         try:
             cur.execute("SELECT to_regclass('kw_schema') AS t")
             found = 0
@@ -319,7 +337,7 @@ def open_pg_checkpointer(url: str):
     conn = connect(url)
     saver = PostgresSaver(conn, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES))
     with conn.cursor() as cur:
-        cur.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY + 1,))
+        _advisory_lock(cur, _LOCK_KEY + 1)
         try:
             saver.setup()
         finally:

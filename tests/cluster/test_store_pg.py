@@ -3,6 +3,8 @@ checkpoints and Optuna studies on the same server."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from kernelwright.errors import RunStoreError
@@ -118,3 +120,44 @@ def test_reports_name_the_store_without_its_password(pg_url, tmp_path):
         assert "s3cret" not in repr(s) and s.root == with_password  # the server still gets it
     finally:
         s.close()
+
+
+def test_a_process_waiting_for_the_schema_lock_does_not_block_a_concurrent_index(pg_url):
+    """LangGraph's migrations build indexes CONCURRENTLY, which waits for every transaction in
+    progress; a session blocked in pg_advisory_lock is one, so a second process setting the
+    store up while the first migrates deadlocked (seen once in the full suite). The lock is
+    taken by polling, so the holder's index build finishes while the other waits."""
+    import threading
+
+    import psycopg
+
+    from kernelwright.graphs.store_pg import _LOCK_KEY, _advisory_lock, connect
+
+    holder, waiter = connect(pg_url), connect(pg_url)
+    holder.execute("CREATE TABLE kw_probe (k int)")
+    holder.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY + 7,))
+    got, errors = threading.Event(), []
+
+    def wait_for_it():
+        try:
+            with waiter.cursor() as cur:
+                _advisory_lock(cur, _LOCK_KEY + 7, timeout_s=60)
+            got.set()
+        except psycopg.Error as exc:  # PostgreSQL broke a deadlock by failing the waiter
+            errors.append(exc)
+
+    thread = threading.Thread(target=wait_for_it)
+    thread.start()
+    try:
+        time.sleep(0.3)  # the waiter is polling now
+        holder.execute("SET lock_timeout = '20s'")
+        holder.execute("CREATE INDEX CONCURRENTLY kw_probe_k ON kw_probe (k)")  # must not hang
+        assert not got.is_set()  # still held
+    except psycopg.errors.LockNotAvailable:
+        pytest.fail("the index build waited for the process polling for the lock")
+    finally:
+        holder.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY + 7,))
+        thread.join(60)
+        holder.close()
+        waiter.close()
+    assert got.is_set() and not errors, errors
