@@ -7,6 +7,7 @@ import itertools
 from typing import Any
 
 from kernelwright.tools.lower.backends.base import CHOICES, Codegen, register
+from kernelwright.tools.lower.backends.cpp_columns import default_column
 from kernelwright.tools.lower.backends.cpp_conv import conv_body_cpp
 from kernelwright.tools.lower.backends.cpp_gemm import gemm_body_cpp
 from kernelwright.tools.lower.backends.cpp_packed import packed_gemm_cpp, uses_packed
@@ -14,7 +15,6 @@ from kernelwright.tools.lower.backends.cpp_rows import (
     ROW_DEFAULTS,
     RowPlan,
     cpp_rows_body,
-    default_column,
     row_space,
 )
 from kernelwright.tools.lower.backends.cpp_scan import SCAN_BLOCKS, blocked_scan_cpp

@@ -13,11 +13,9 @@ Parameters of a C++ row group (all optional; every combination is correct by con
   Arg-reductions always run in lanes (8 for ``lanes=0``), first index on ties
   (``cpp_arg``).
 - ``simdlen``: the ``simdlen`` clause of the simd loops (0: the compiler's choice).
-- ``column`` (only where the rows lie side by side in memory: the domain's last dim is not
-  reduced, as in a softmax or a sum over the channels of NCHW): 0 walks one row per unit, its
-  elements ``stride`` apart; 8, 16 or 32 walk that many neighbouring rows at once, each step
-  of the reduction a contiguous simd loop over the rows (``cv``), every per-row value an array
-  of one element per row. Two sweeps, no stash.
+- ``column`` (only where the rows lie side by side in memory, :mod:`cpp_columns`): 0 walks
+  one row per unit, its elements ``stride`` apart; 8, 16 or 32 walk that many neighbouring rows
+  at once as simd lanes. Two sweeps, no stash.
 - A row group with a single row (a full reduction) runs its sweeps on the whole OpenMP team
   (``omp parallel for reduction``: per-thread partial results, combined by the runtime) when
   the wrapper's threads rule allows it.
@@ -26,11 +24,15 @@ Parameters of a C++ row group (all optional; every combination is correct by con
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from kernelwright.tools.lower.backends.cpp_arg import arg_lanes_fit, reduce_arg_lanes
+from kernelwright.tools.lower.backends.cpp_columns import (
+    COLUMN_CHOICES,
+    column_outer,
+    column_rows,
+    lanes,
+)
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dtypes import literal
 from kernelwright.tools.lower.emit.common import index_vars, store_node, write_epilogue
@@ -50,25 +52,6 @@ from kernelwright.tools.lower.schedule import Group
 ROW_CHOICES: dict[str, list[Any]] = {"lanes": [0, 8, 16], "simdlen": [0, 8, 16]}
 ONE_PASS_CHOICES: dict[str, list[Any]] = {"passes": ["two", "one"], "block": [256, 1024, 4096]}
 ROW_DEFAULTS: dict[str, Any] = {"lanes": 0, "simdlen": 0, "passes": "two", "block": 1024}
-COLUMN_CHOICES = [0, 8, 16, 32]
-
-
-def column_rows(grp: Group) -> int:
-    """How many rows lie side by side along the domain's last dim (0: that dim is reduced, or
-    the group has a single row, or fewer than 8 rows: column blocks do not apply)."""
-    dom: Reduction = grp.domain  # type: ignore[assignment]
-    last = len(dom.src_shape) - 1
-    if last < 0 or last in dom.red_dims or not dom.red_dims:
-        return 0
-    width = dom.src_shape[last]
-    return width if width >= 8 else 0
-
-
-def default_column(grp: Group) -> int:
-    width = column_rows(grp)
-    return 16 if width >= 16 else 8 if width else 0
-
-
 def one_pass_pair(grp: Group) -> tuple[str, Reduction, Reduction] | None:
     """``("online", max, sum)`` or ``("centred", sum, centred sum)`` when the group's two
     reductions can share one sweep; None otherwise."""
@@ -141,34 +124,6 @@ class RowPlan:
             cm.__exit__(None, None, None)
 
 
-@contextmanager
-def lanes(k: KernelCtx) -> Iterator[None]:
-    """In a column block, a simd loop over its rows (``cv``); otherwise nothing."""
-    if not k.column or k.in_lanes:
-        yield
-        return
-    k.emit("#pragma omp simd")
-    with k.block("for (int cv = 0; cv < cw; ++cv)"):
-        k.in_lanes = True
-        try:
-            yield
-        finally:
-            k.in_lanes = False
-
-
-def _column_outer(k: KernelCtx, unit: str, outer_shape: tuple[int, ...], width: int) -> list[Ix]:
-    """The outer index of a column block's row ``cv``: the block's leading indices, then
-    ``cb + cv`` along the last dim (``cw`` rows in this block)."""
-    nblk = -(-outer_shape[-1] // width)
-    k.emit(f"const int cb = ({unit} % {nblk}) * {width};")
-    k.emit(f"const int cw = cb + {width} <= {outer_shape[-1]} ? {width} : "
-           f"{outer_shape[-1]} - cb;")
-    lead_shape = outer_shape[:-1]
-    lead = index_vars(k, Ix.atom(f"({unit} / {nblk})", (0, max(0, math.prod(lead_shape) - 1))),
-                      lead_shape, "o")
-    return lead + [Ix.atom("(cb + cv)", (0, outer_shape[-1] - 1))]
-
-
 def cpp_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str,
                   plan: RowPlan, stash: bool = True) -> int:
     dom: Reduction = grp.domain  # type: ignore[assignment]
@@ -178,7 +133,7 @@ def cpp_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str,
         plan.full_team = False
     if plan.column and column_rows(grp):
         k.column = plan.column
-        outer = _column_outer(k, unit, outer_shape, plan.column)
+        outer = column_outer(k, unit, outer_shape, plan.column)
         n_outer = n_outer // outer_shape[-1] * -(-outer_shape[-1] // plan.column)
         stash = False
     else:
