@@ -206,6 +206,7 @@ class ForkServer:
 
     def __init__(self, settings: Settings, bwrap: str | None) -> None:
         self.settings = settings
+        self.closed = False
         self.sandboxed = bwrap is not None
         self.root = Path(tempfile.mkdtemp(prefix="kw-sandbox-"))
         os.chmod(self.root, 0o755)
@@ -281,6 +282,10 @@ class ForkServer:
         return reply.get("statuses", {})
 
     def close(self) -> None:
+        """Kill the server's tree; once only (a second kill could hit a reused pid)."""
+        if self.closed:
+            return
+        self.closed = True
         _kill_tree(self.proc.pid)
         self.proc.wait()
         self.control.sock.close()

@@ -140,13 +140,14 @@ class WorkerPool:
             server = idle.pop() if idle else None
         if server is None:
             server = ForkServer(settings, session.bwrap)
-            self.server_starts += 1
+            with self._lock:
+                self.server_starts += 1
         try:
             yield server
         finally:
             with self._lock:
                 if server.alive and not self._closed:
-                    self._servers[key].append(server)
+                    self._servers.setdefault(key, []).append(server)
                 else:
                     server.close()
 
