@@ -57,7 +57,7 @@ class KernelCtx:
     lanes: int = 0  # rows one work-item each: partial results per lane (emit._reduce_lanes)
     stash: tuple | None = None  # emit.rows.stash_of: elements kept in an output on the way
     simd: bool = False  # mark row loops OpenMP ``simd`` (the C++ backend)
-    # C++ column blocks (backends.cpp_rows): ``column`` neighbouring rows are the lanes of
+    # C++ column blocks (backends.cpp_columns): ``column`` neighbouring rows are the lanes of
     # ``cv`` loops; outside such a loop a row's value is an array of one element per lane
     column: int = 0
     in_lanes: bool = False

@@ -52,6 +52,8 @@ from kernelwright.tools.lower.schedule import Group
 ROW_CHOICES: dict[str, list[Any]] = {"lanes": [0, 8, 16], "simdlen": [0, 8, 16]}
 ONE_PASS_CHOICES: dict[str, list[Any]] = {"passes": ["two", "one"], "block": [256, 1024, 4096]}
 ROW_DEFAULTS: dict[str, Any] = {"lanes": 0, "simdlen": 0, "passes": "two", "block": 1024}
+
+
 def one_pass_pair(grp: Group) -> tuple[str, Reduction, Reduction] | None:
     """``("online", max, sum)`` or ``("centred", sum, centred sum)`` when the group's two
     reductions can share one sweep; None otherwise."""
