@@ -189,9 +189,10 @@ class Settings(BaseSettings):
     )
 
     warm_sessions: int = Field(
-        4, ge=1, description="task sessions (a reference runner and a sandboxed fork server, "
-        "several hundred MB each) a pool keeps warm; the least recently used idle one is "
-        "closed when a new task needs one (a campaign over many tasks stays bounded)")
+        4, ge=1, description="task sessions (a reference runner, several hundred MB) a pool "
+        "keeps warm; the least recently used idle one is closed when a new task needs one (a "
+        "campaign over many tasks stays bounded). Sandboxed fork servers are not per task: the "
+        "pool keeps one per evaluation running at once and lends them to every task")
     promote_builds: bool = Field(
         True, description="when a pool closes, the trusted builder compiles the sources "
         "candidates built into the shared build cache (off for throwaway pools, e.g. tests)"
