@@ -99,7 +99,7 @@ class CandidateEvaluation:
         s = self.settings
         return {"source": self.candidate.source, "memory_mb": s.memory_limit_mb,
                 "cpu_s": self._cpu_s(), "threads": s.worker_threads,
-                "lockdown": vf.lockdown_allowed(self.session.contract),
+                "lockdown": self.session.lockdown,
                 "hold": cgroups.unavailable() is None}
 
     def _cpu_s(self) -> int:

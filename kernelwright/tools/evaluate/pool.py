@@ -34,7 +34,6 @@ from kernelwright.config import Settings
 from kernelwright.spec import Candidate, Contract, Task
 from kernelwright.spec.result import EvalResult
 from kernelwright.tools.evaluate import builder
-from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.build_cache import BuildCache
 from kernelwright.tools.evaluate.evaluation import CandidateEvaluation
 from kernelwright.tools.evaluate.observers import load_observer
@@ -131,7 +130,7 @@ class WorkerPool:
         holding the same framework lockdown (a server locks the task's allow-list into itself
         for good, on its first spawn), or a new one; back to the idle ones afterwards if it is
         still alive."""
-        key = (*_start_key(settings), session.bwrap, str(vf.lockdown_allowed(session.contract)))
+        key = (*_start_key(settings), session.bwrap, str(session.lockdown))
         with self._lock:
             self._closed = False  # a pool used after close() is open again
             idle = self._servers.setdefault(key, [])

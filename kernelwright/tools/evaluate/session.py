@@ -23,6 +23,7 @@ from kernelwright.spec import Contract, ShapeVariant, Task
 from kernelwright.spec.contract import parse_spaces
 from kernelwright.tools.evaluate.orchestrator import ReferenceRunner, RunnerFailed
 from kernelwright.tools.evaluate.shm import Arena, SlotLayout
+from kernelwright.tools.evaluate.verify import lockdown_allowed
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,9 @@ class TaskSession:
         except BaseException:
             self.reference.close()
             raise
+        # the operators a candidate's fork server keeps (None: no lockdown); also the key by
+        # which the pool lends servers, since a server keeps its lockdown for good
+        self.lockdown = lockdown_allowed(self.contract)
         self.start_s = time.monotonic() - self.started
         self.keys = 0
         self.recordings: dict[tuple[str, int], Recording] = {}
