@@ -54,8 +54,7 @@ class BackgroundVerifier:
     def __init__(self, root: Path, backends: list[str], workers: int = 2) -> None:
         self.root, self.backends = root, backends
         self._local = threading.local()
-        self._pools: list[WorkerPool] = []
-        self._workers = 0
+        self._pools: list[WorkerPool] = []  # one per thread
         self._lock = threading.Lock()
         self._futures: dict[str, Future] = {}
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kw-verify")
@@ -78,8 +77,7 @@ class BackgroundVerifier:
         pool = getattr(self._local, "pool", None)
         if pool is None:
             with self._lock:
-                pool = WorkerPool(verify_settings(self.root / f"worker{self._workers}"))
-                self._workers += 1
+                pool = WorkerPool(verify_settings(self.root / f"worker{len(self._pools)}"))
                 self._pools.append(pool)
             self._local.pool = pool
         return pool
