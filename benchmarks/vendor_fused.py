@@ -1,10 +1,11 @@
 """Eager vs the lowered program per implementation space of its GEMM/conv anchors (C++).
 
 For each task file: eager PyTorch, our kernel (custom_kernel), the library call with bias and
-activation as oneDNN post-ops (vendor, fused), and the library call + our epilogue kernel
-(vendor, blas), each timed in this process on the nominal inputs, interleaved over rounds
-(median ms per forward). Prints the load average before and after: on a shared machine read
-ratios, not absolute times.
+activation as oneDNN post-ops (vendor, fused), the library call + our epilogue kernel (vendor,
+blas), and for a convolution both library forms again channels-last (``_cl``; "fused" is the
+plain library call where the anchor has no post-ops to fuse), each timed in this process on the
+nominal inputs, interleaved over rounds (median ms per forward). Prints the load average before
+and after: on a shared machine read ratios, not absolute times.
 
     PYTHONPATH=. .venv/bin/python benchmarks/vendor_fused.py examples/tasks/l2_*.py
 """
@@ -24,7 +25,9 @@ from kernelwright.tools.lower import lower_task
 from kernelwright.tools.lower.choose import time_program
 
 OPTIONS = {"kernel": {"impl": "kernel"}, "fused": {"impl": "vendor", "vform": "fused"},
-           "blas": {"impl": "vendor", "vform": "blas"}}
+           "blas": {"impl": "vendor", "vform": "blas"},
+           "fused_cl": {"impl": "vendor", "vform": "fused", "vlayout": "cl"},
+           "blas_cl": {"impl": "vendor", "vform": "blas", "vlayout": "cl"}}
 
 
 def eager_s(task: Task, min_time_s: float = 0.05) -> float:
@@ -54,7 +57,9 @@ def programs(task: Task) -> dict[str, object]:
                            if f"{gi}.{k}" in prog.space})
         if name != "kernel" and not anchors:
             continue
-        if name == "blas" and not any(k.endswith(".vform") for k in prog.space):
+        if name.startswith("blas") and not any(k.endswith(".vform") for k in prog.space):
+            continue
+        if name.endswith("_cl") and not any(k.endswith(".vlayout") for k in prog.space):
             continue
         out[name] = prog.with_params(params)
     return out

@@ -1,8 +1,9 @@
 """Choosing each fusion group's implementation space by measurement (HIERA).
 
 Where a group may run as our kernel or as a library call (``g<i>.impl``, and for a library
-call the form ``g<i>.vform``: oneDNN post-ops or the plain call + our epilogue kernel), every
-legal option is timed on the nominal inputs and the fastest is kept, group by group. The timer
+call the form ``g<i>.vform``: oneDNN post-ops or the plain call + our epilogue kernel; for a
+convolution also the layout ``g<i>.vlayout``: row-major or channels-last), every legal option
+is timed on the nominal inputs and the fastest is kept, group by group. The timer
 is injectable: ``timer(program) -> (seconds per forward, seconds of it inside library calls)``;
 the default builds a group's options in this process and times them in interleaved rounds
 after a warm-up, keeping each one's fastest round: options timed one after another saw
@@ -34,6 +35,9 @@ _OPTIONS = {  # option label -> (params, space, form)
     "vendor": ({"impl": "vendor"}, ImplementationSpace.VENDOR_LIBRARY,
                "library call + our epilogue kernel"),
 }
+_OPTIONS.update({  # a library convolution on channels-last copies, its result left so
+    f"{label}_cl": ({**params, "vlayout": "cl"}, space, f"{form}, channels-last")
+    for label, (params, space, form) in list(_OPTIONS.items()) if label != "kernel"})
 
 
 def choose_spaces(prog: Any, timer: Timer | None = None
@@ -63,7 +67,10 @@ def choose_spaces(prog: Any, timer: Timer | None = None
         if f"{pre}impl" not in prog.space:
             groups.append(_fixed(gi, grp.kind, prog))
             continue
-        labels = ["kernel"] + (["fused", "blas"] if f"{pre}vform" in prog.space else ["vendor"])
+        library = ["fused", "blas"] if f"{pre}vform" in prog.space else ["vendor"]
+        if f"{pre}vlayout" in prog.space:
+            library += [f"{lb}_cl" for lb in library]
+        labels = ["kernel"] + library
         trials = [{**params, **{pre + k: v for k, v in _OPTIONS[lb][0].items()}} for lb in labels]
         times = {lb: t for lb, (t, _) in zip(labels, timed_all(trials), strict=True)}
         best = min(labels, key=lambda lb: times[lb])

@@ -23,6 +23,17 @@ if TYPE_CHECKING:
     from kernelwright.tools.lower.ir import Node
 
 
+class Realized(dict):
+    """node id -> buffer name for the nodes other kernels compute, plus ``layouts``: the
+    buffers whose memory is not row-major, each as its dims in memory order (a channels-last
+    NCHW buffer written by a library convolution: ``(0, 2, 3, 1)``)."""
+
+    def __init__(self, names: dict[int, str] | None = None,
+                 layouts: dict[str, tuple[int, ...]] | None = None) -> None:
+        super().__init__(names or {})
+        self.layouts: dict[str, tuple[int, ...]] = dict(layouts or {})
+
+
 class NotFusable(Exception):
     """A group member read a group-computed value at another index: split the group."""
 
@@ -62,6 +73,7 @@ class KernelCtx:
     column: int = 0
     in_lanes: bool = False
     target: Any = None  # the backends.Codegen emitting this kernel (group reductions)
+    layouts: dict[str, tuple[int, ...]] = field(default_factory=dict)  # see Realized
 
     # -- statements ----------------------------------------------------------------------
 
@@ -135,15 +147,22 @@ class KernelCtx:
         from kernelwright.tools.lower.dtypes import compute_type, load_expr
 
         self.use(name, node)
-        flat = linear(idx, node.shape)
+        flat = self.flat(name, node, idx)
         return self.let(load_expr(node.dtype, f"{name}[{flat.render()}]"),
                         compute_type(node.dtype))
+
+    def flat(self, name: str, node: Node, idx: list[Ix]) -> Ix:
+        """The element offset of ``node[idx]`` in the buffer ``name`` (its layout, if any)."""
+        order = self.layouts.get(name)
+        if order is None:
+            return linear(idx, node.shape)
+        return linear([idx[d] for d in order], tuple(node.shape[d] for d in order))
 
     def store(self, name: str, node: Node, idx: list[Ix], value: str) -> None:
         from kernelwright.tools.lower.dtypes import store_expr
 
         self.use(name, node, "w")
-        flat = linear(idx, node.shape)
+        flat = self.flat(name, node, idx)
         self.emit(f"{name}[{flat.render()}] = {store_expr(node.dtype, value)};")
 
     # -- fusion bindings -----------------------------------------------------------------

@@ -17,7 +17,7 @@ from kernelwright.errors import LoweringError
 from kernelwright.spec import Candidate, Task
 from kernelwright.tools.lower.backends import backend_names, codegen_for
 from kernelwright.tools.lower.capture import capture
-from kernelwright.tools.lower.codegen import NotFusable
+from kernelwright.tools.lower.codegen import NotFusable, Realized
 from kernelwright.tools.lower.emit import KernelSource
 from kernelwright.tools.lower.fusion import split_last
 from kernelwright.tools.lower.graph import LoweredGraph, build_graph, constants_of
@@ -116,7 +116,7 @@ def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
 def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
     g, sched = var.graph, var.sched
     names = buffer_names(g, sched)
-    real = dict(names)
+    real = Realized(names)
     cg = codegen_for(prog.backend)
     idx_type = "int" if max([n.numel for n in g.nodes] + [1]) < 2**31 - 1 else "long long"
     groups: list[Group] = []
@@ -135,8 +135,10 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
                      else None)
             if fused is not None and fused.end.id not in names:
                 names[fused.end.id] = real[fused.end.id] = f"bv{fused.end.id}"
-            step = make(grp.main[0], names, grp.name, fused)
+            step = make(grp.main[0], names, grp.name, fused, params.get("vlayout") == "cl")
             if step is not None:
+                if step.layout is not None:  # our kernels read it in the library's layout
+                    real.layouts[step.out] = step.layout
                 kernels.append(step)
                 done = fused.members if fused is not None else frozenset()
                 rest = [e for e in grp.epilogue + grp.outer if e.id not in done]

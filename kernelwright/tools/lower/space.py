@@ -27,7 +27,17 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
             var = prog.variants[0]
             if post_ops(var.graph, var.sched, grp) is not None:  # oneDNN post-ops or BLAS +
                 space[f"g{gi}.vform"] = ["fused", "blas"]  # our epilogue kernel
+            if channels_last_allowed(grp, prog.variants[0].sched):
+                space[f"g{gi}.vlayout"] = ["plain", "cl"]
     return space
+
+
+def channels_last_allowed(grp, sched) -> bool:
+    """Whether a library convolution may leave its result channels-last: a 2-D or 3-D one,
+    read only by kernels that index buffers through their layout (no other GEMM or
+    convolution anchor, whose operand packing assumes row-major buffers)."""
+    return (grp.kind == "conv" and len(grp.main[0].shape) in (4, 5)
+            and sum(g.kind in ("gemm", "conv") for g in sched.groups) == 1)
 
 
 def vendor_allowed(prog, contract) -> bool:
@@ -113,6 +123,8 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             flops = 2 * c.numel * c.cost
             if f"{pre}vform" in prog.space:
                 params[f"{pre}vform"] = "fused"
+            if f"{pre}vlayout" in prog.space:  # channels-last only where measured faster
+                params[f"{pre}vlayout"] = "plain"
             if f"{pre}impl" in prog.space:
                 vendor = flops >= VENDOR_MIN_FLOPS
                 params[f"{pre}impl"] = "vendor" if vendor else "kernel"

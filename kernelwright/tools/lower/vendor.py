@@ -71,6 +71,7 @@ class VendorStep:
 
     fused: FusedEpilogue | None = None
     bias: tuple[str, list[int], int] | None = None
+    layout: tuple[int, ...] | None = None  # the output's dims in memory order, if not row-major
 
     def step(self) -> dict[str, Any]:
         g = self.gemm
@@ -93,8 +94,10 @@ class VendorStep:
 
 
 def vendor_step(gemm: Gemm, names: dict[int, str], name: str,
-                fused: FusedEpilogue | None = None) -> VendorStep | None:
+                fused: FusedEpilogue | None = None,
+                channels_last: bool = False) -> VendorStep | None:
     """A library step for ``gemm`` when its operands are strided buffer views, else None.
+    (``channels_last`` is a convolution's option; a GEMM's result is always row-major.)
 
     With ``fused`` the step computes ``fused.end`` (bias and activation as post-ops) into
     ``names[fused.end.id]``, which the caller must have named.
@@ -151,11 +154,21 @@ class VendorConv(VendorStep):
                 "attr": self.fused.attr if self.fused else "none",
                 "scalars": list(self.fused.scalars) if self.fused else [],
                 "algorithm": self.fused.algorithm if self.fused else "",
+                "channels_last": self.layout is not None,
                 "out": [self.out, list(c.shape)]}
 
 
+def channels_last_order(ndim: int) -> tuple[int, ...]:
+    """The memory order of an N, C, spatial... tensor in channels-last form."""
+    return (0, *range(2, ndim), 1)
+
+
 def vendor_conv(conv: Conv, names: dict[int, str], name: str,
-                fused: FusedEpilogue | None = None) -> VendorConv | None:
+                fused: FusedEpilogue | None = None,
+                channels_last: bool = False) -> VendorConv | None:
+    """A library step for ``conv``; ``channels_last`` runs it on channels-last copies of the
+    input and weight (oneDNN's fast layout for few channels) and leaves the result in that
+    layout, which the kernels reading it are told (``VendorStep.layout``)."""
     if conv.dtype not in VENDOR_DTYPES:
         return None
     target = fused.end if fused is not None else conv
@@ -169,9 +182,11 @@ def vendor_conv(conv: Conv, names: dict[int, str], name: str,
     out = names[target.id]
     reads = [x[0], w[0]] + ([bias[0]] if bias else [])
     step = VendorConv(name, None, x, w, out, args=reads + [out],  # type: ignore[arg-type]
-                      conv=conv, bias=bias, fused=fused)
+                      conv=conv, bias=bias, fused=fused,
+                      layout=channels_last_order(len(conv.shape)) if channels_last else None)
     nodes = [conv.name] + ([f"{fused.end.name} ({fused.text})"] if fused else [])
-    step.info = {"kind": "vendor_conv", "nodes": nodes, "reads": reads}
+    step.info = {"kind": "vendor_conv_channels_last" if channels_last else "vendor_conv",
+                 "nodes": nodes, "reads": reads}
     return step
 
 

@@ -6,7 +6,11 @@ a library result that is a program output is returned as is (no copy, no second 
 ``matmul`` (torch.mm / torch.matmul, the BLAS eager uses), ``linear`` (oneDNN inner product
 with bias and activation post-ops, ``torch.ops.mkldnn._linear_pointwise``), ``conv`` (oneDNN
 convolution, with post-ops through ``torch.ops.mkldnn._convolution_pointwise`` when it has any,
-its weight reordered once into oneDNN's layout while the weight tensor stays the same).
+its weight reordered once into oneDNN's layout while the weight tensor stays the same). A
+convolution step marked ``channels_last`` runs on channels-last copies of its input and weight
+and its result stays channels-last: the kernels reading it index it so (``VendorStep.layout``),
+and returned as an output it is a channels-last tensor, as torch's own channels-last path
+returns.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 import torch
 
 Call = Callable[[list[torch.Tensor]], torch.Tensor]
+_CHANNELS_LAST = {4: torch.channels_last, 5: torch.channels_last_3d}
 
 
 def _contiguous_strides(shape: list[int]) -> list[int]:
@@ -64,6 +69,15 @@ def prepare(step: dict[str, Any], slot: dict[str, int]) -> tuple[Call, int]:
         def call(ts):
             return mm(a(ts), b(ts))
 
+    if step.get("channels_last"):
+        layout = _CHANNELS_LAST[len(out_shape)]
+
+        def bound(ts):
+            y = call(ts)
+            return y if y.is_contiguous(memory_format=layout) else y.contiguous(
+                memory_format=layout)
+        return bound, slot[out_name]
+
     def bound(ts):
         y = call(ts)
         if not y.is_contiguous():
@@ -81,38 +95,52 @@ def _conv_call(step: dict[str, Any], slot: dict[str, int]) -> Call:
     stride, padding, dilation = step["stride"], step["padding"], step["dilation"]
     groups = step["groups"]
     attr = step.get("attr", "none")
+    # channels-last (oneDNN's fast layout for few channels): the input copied per call, the
+    # weight once; otherwise the input as it is and, for post-ops, oneDNN's blocked weight
+    layout = _CHANNELS_LAST[nd + 2] if step.get("channels_last") else None
+    fmt = layout or torch.contiguous_format
+    packed = _Prepacked(nd, padding, stride, dilation, groups, layout)
     if attr != "none" and not step["transposed"]:
         op = torch.ops.mkldnn._convolution_pointwise
         scalars, algo = list(step.get("scalars", ())), step.get("algorithm", "")
-        packed = _Prepacked(nd, padding, stride, dilation, groups)
-        return lambda ts: op(x(ts).contiguous(), packed(w(ts)), b(ts), padding, stride,
-                             dilation, groups, attr, scalars, algo)
+        return lambda ts: op(x(ts).contiguous(memory_format=fmt), packed(w(ts)), b(ts),
+                             padding, stride, dilation, groups, attr, scalars, algo)
+    if layout is not None:
+        inp, weight = (lambda ts: x(ts).contiguous(memory_format=fmt)), packed
+    else:
+        inp, weight = x, (lambda t: t)
     if step["transposed"]:
         fn = getattr(F, f"conv_transpose{nd}d")
         extra = step["output_padding"]
-        return lambda ts: fn(x(ts), w(ts), b(ts), stride, padding, extra, groups, dilation)
+        return lambda ts: fn(inp(ts), weight(w(ts)), b(ts), stride, padding, extra, groups,
+                             dilation)
     fn = getattr(F, f"conv{nd}d")
-    return lambda ts: fn(x(ts), w(ts), b(ts), stride, padding, dilation, groups)
+    return lambda ts: fn(inp(ts), weight(w(ts)), b(ts), stride, padding, dilation, groups)
 
 
 class _Prepacked:
-    """A weight made contiguous (and for a 2-D/3-D convolution reordered into oneDNN's blocked
-    layout) once, again only when the weight tensor changes (another tensor or strides, or
-    written in place: its version)."""
+    """A weight made contiguous (channels-last when asked, else for a 2-D/3-D convolution
+    reordered into oneDNN's blocked layout) once, again only when the weight tensor changes
+    (another tensor or strides, or written in place: its version)."""
 
-    def __init__(self, nd: int, padding, stride, dilation, groups: int) -> None:
+    def __init__(self, nd: int, padding, stride, dilation, groups: int,
+                 layout: torch.memory_format | None = None) -> None:
         self.reorder = {2: getattr(torch._C._nn, "mkldnn_reorder_conv2d_weight", None),
                         3: getattr(torch._C._nn, "mkldnn_reorder_conv3d_weight", None)}.get(nd)
+        self.layout = layout  # a channels-last weight instead of oneDNN's blocked one
+        if layout is not None:
+            self.reorder = None
         self.args = (list(padding), list(stride), list(dilation), groups)
         self.key: tuple[int, int] | None = None
         self.value: torch.Tensor | None = None
 
     def __call__(self, w: torch.Tensor) -> torch.Tensor:
-        if self.reorder is None and w.is_contiguous():
+        layout = self.layout or torch.contiguous_format
+        if self.reorder is None and w.is_contiguous(memory_format=layout):
             return w
         key = (w.data_ptr(), w._version, tuple(w.stride()))
         if key != self.key:
-            self.value = w.contiguous()
+            self.value = w.contiguous(memory_format=layout)
             if self.reorder is not None:
                 try:
                     self.value = self.reorder(self.value.to_mkldnn(), *self.args)

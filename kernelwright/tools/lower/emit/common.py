@@ -31,6 +31,7 @@ def new_ctx(target: Any, real: dict[int, str], grp: Group, idx_type: str) -> Ker
     k = KernelCtx(target.dialect,
                   {i: n for i, n in real.items() if i not in {x.id for x in grp.nodes}},
                   idx_type=idx_type)
+    k.layouts = dict(getattr(real, "layouts", {}))
     k.owned = {x.id for x in grp.nodes}
     k.depth = target.body_depth
     k.simd = target.simd_loops

@@ -1,0 +1,121 @@
+"""A library convolution may leave its result channels-last (``g<i>.vlayout``): every kernel
+that reads it indexes it in that layout, and a result returned directly is a channels-last
+tensor with torch's values."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelwright.spec import Task
+from kernelwright.tools.lower import lower_task
+from tests.tools.lower.lower_helpers import check_lowered
+
+MODEL = '''
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = {conv}
+
+    def forward(self, x):
+        return {expr}
+
+def get_inputs():
+    return [torch.randn({shape})]
+
+def get_init_inputs():
+    return []
+'''
+
+CASES = {  # name -> (conv, expr, input shape)
+    "direct_2d": ("nn.Conv2d(3, 5, 3, padding=1)", "self.conv(x)", "2, 3, 9, 11"),
+    "relu_softmax_channels": ("nn.Conv2d(4, 7, 3)", "torch.softmax(torch.relu(self.conv(x)), 1)",
+                              "2, 4, 8, 10"),
+    "instance_norm": ("nn.Conv2d(3, 6, 3, stride=2)",
+                      "F.instance_norm(self.conv(x)) / 2.0", "3, 3, 13, 9"),
+    "transposed_3d_groups": ("nn.ConvTranspose3d(4, 6, 3, stride=2, padding=1, groups=2)",
+                             "torch.sigmoid(self.conv(x)).mean(dim=(2, 3))", "2, 4, 3, 5, 4"),
+    "max_over_width": ("nn.Conv2d(2, 3, (1, 3), bias=False)",
+                       "self.conv(x).amax(dim=-1) + 1.0", "1, 2, 5, 17"),
+}
+
+
+def _task(tmp_path, name: str) -> Task:
+    conv, expr, shape = CASES[name]
+    path = tmp_path / f"cl_{name}.py"
+    path.write_text(MODEL.format(conv=conv, expr=expr, shape=shape))
+    return Task.from_path(path)
+
+
+def _channels_last_steps(prog) -> list[dict]:
+    from kernelwright.tools.lower.program import emit_program
+
+    _, plans, _ = emit_program(prog)
+    return [s for s in next(iter(plans.values()))["steps"] if s.get("channels_last")]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_channels_last_library_conv_matches_torch(tmp_path, name):
+    prog = lower_task(_task(tmp_path, name), "cpp")
+    assert prog.space.get("g0.vlayout") == ["plain", "cl"]
+    assert prog.params["g0.vlayout"] == "plain"  # channels-last only when measured faster
+    forms = [{"g0.vform": f} for f in prog.space.get("g0.vform", [])] or [{}]
+    for form in forms:
+        cl = prog.with_params({"g0.impl": "vendor", "g0.vlayout": "cl", **form})
+        assert len(_channels_last_steps(cl)) == 1
+        check_lowered(cl, tol=2e-4)
+
+
+def test_a_returned_channels_last_result_keeps_torchs_values_and_layout(tmp_path):
+    import types
+
+    task = _task(tmp_path, "direct_2d")
+    prog = lower_task(task, "cpp").with_params({"g0.impl": "vendor", "g0.vlayout": "cl"})
+    mod = types.ModuleType("cand")
+    exec(compile(prog.candidate.source, "cand", "exec"), mod.__dict__)
+    ref = task.load_module().Model().eval()
+    new = mod.ModelNew()
+    new.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 3, 9, 11)
+    with torch.no_grad():
+        got, want = new(x), ref(x)
+    assert got.is_contiguous(memory_format=torch.channels_last) and not got.is_contiguous()
+    torch.testing.assert_close(got, want, atol=2e-4, rtol=2e-4)
+
+
+def test_channels_last_is_offered_only_where_every_reader_honours_the_layout(tmp_path):
+    path = tmp_path / "two_convs.py"
+    path.write_text(MODEL.format(conv="nn.Conv2d(3, 3, 3, padding=1)",
+                                 expr="self.conv(torch.relu(self.conv(x)))", shape="1, 3, 8, 8"))
+    two = lower_task(Task.from_path(path), "cpp")
+    assert not [k for k in two.space if k.endswith(".vlayout")]  # a conv reads the other's
+    path = tmp_path / "conv_1d.py"
+    path.write_text(MODEL.format(conv="nn.Conv1d(3, 4, 3)", expr="torch.relu(self.conv(x))",
+                                 shape="2, 3, 16"))
+    assert "g0.vlayout" not in lower_task(Task.from_path(path), "cpp").space
+
+
+def test_the_planner_times_the_channels_last_forms_beside_the_others(tmp_path):
+    from kernelwright.tools.lower.choose import choose_spaces
+
+    prog = lower_task(_task(tmp_path, "relu_softmax_channels"), "cpp")
+
+    def timer(p):  # channels-last is "fastest" here: the choice must follow the timer
+        return (1.0 if p.params.get("g0.vlayout") == "cl" else 2.0), 0.5
+
+    params, groups, _ = choose_spaces(prog, timer)
+    assert params["g0.vlayout"] == "cl" and params["g0.impl"] == "vendor"
+    assert "channels-last" in groups[0].form
+    assert sum("channels-last" in k for k in groups[0].timings_ms) == len(
+        prog.space.get("g0.vform", [None]))
+
+
+def test_sycl_kernels_read_a_channels_last_result_too(tmp_path):
+    prog = lower_task(_task(tmp_path, "instance_norm"), "sycl")
+    cl = prog.with_params({"g0.impl": "vendor", "g0.vlayout": "cl"})
+    assert len(_channels_last_steps(cl)) == 1
+    check_lowered(cl, tol=2e-4)
