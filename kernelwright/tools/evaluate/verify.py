@@ -54,6 +54,8 @@ VENDOR_OPS = frozenset({
     # of a transposed convolution's bias (nothing addmm with an identity does not give)
     "_slow_conv2d_forward", "slow_conv3d_forward", "slow_conv_dilated2d",
     "slow_conv_dilated3d", "slow_conv_transpose2d", "slow_conv_transpose3d", "add_",
+    # torch's fused CPU attention kernel, the library step of an attention anchor
+    "_scaled_dot_product_flash_attention_for_cpu",
 })
 
 RUNNER_LEVELS = {"syntax": Level.SYNTAX_ERROR, "build": Level.BUILD_FAILED,

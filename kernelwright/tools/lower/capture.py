@@ -3,8 +3,9 @@
 The module runs in the mode it is given in (training mode: BatchNorm uses batch statistics),
 then ``run_decompositions`` applies torch's core-ATen table minus the composite operators
 this compiler lowers itself as fusable reductions (softmax, norms, var/std, logsumexp,
-pooling, smooth activations). Parameters, buffers and lifted constants become graph inputs;
-the export signature says which is which.
+pooling, smooth activations) and with scaled dot-product attention routed to one operator
+where it is lowered as a whole (``ops_attention``). Parameters, buffers and lifted constants
+become graph inputs; the export signature says which is which.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 
 from kernelwright.errors import LoweringError
+from kernelwright.tools.lower.ops_attention import fold_attention, routed_decomposition
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,9 @@ def _materialized_table() -> dict[Any, Any]:
     ops = [getattr(torch.ops.aten, name) for name in SPLIT_FURTHER
            if hasattr(torch.ops.aten, name)]
     table.update(get_decompositions(ops))
+    sdpa = torch.ops.aten.scaled_dot_product_attention.default
+    if sdpa in table:  # one attention anchor where we lower it (ops_attention.py)
+        table[sdpa] = routed_decomposition(table[sdpa])
     return dict(table.items())
 
 
@@ -80,6 +85,7 @@ def capture(model: torch.nn.Module, inputs: list[Any]) -> Captured:
             with torch.no_grad():
                 ep = torch.export.export(model, args, strict=False)
             ep = ep.run_decompositions(decomposition_table())
+            fold_attention(ep.graph_module)
     except Exception as exc:
         raise LoweringError(
             f"torch.export could not capture the reference ({type(exc).__name__}: "

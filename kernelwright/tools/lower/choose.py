@@ -23,6 +23,7 @@ import torch
 from kernelwright.spec import GroupSpace, ImplementationSpace
 from kernelwright.tools import allocator
 from kernelwright.tools.lower.backends import codegen_for
+from kernelwright.tools.lower.space import has_library_form
 
 Timer = Callable[[Any], tuple[float, float]]
 
@@ -90,7 +91,9 @@ def choose_spaces(prog: Any, timer: Timer | None = None
 
 
 def _fixed(gi: int, kind: str, prog: Any) -> GroupSpace:
-    if kind in ("gemm", "conv"):
+    if kind == "attention" and not has_library_form(prog.variants[0].sched.groups[gi]):
+        why = "torch's fused attention kernel does not take these operands: our kernel"
+    elif kind in ("gemm", "conv", "attention"):
         why = ("the contract does not allow vendor_library"
                if codegen_for(prog.backend).vendor_library
                else "no library form on this backend yet")

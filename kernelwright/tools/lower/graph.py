@@ -13,6 +13,7 @@ from kernelwright.errors import LoweringError
 from kernelwright.tools.lower import (  # noqa: F401  (they register the lowerings)
     ops_activation,
     ops_anchor,
+    ops_attention,
     ops_layout,
     ops_norm,
     ops_pointwise,

@@ -249,3 +249,23 @@ class Conv(Node):
     transposed: bool = False
     groups: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Attention(Node):
+    """Scaled dot-product attention: ``out[b, i, e] = sum_j p(b, i, j) * v(b, j, e)`` with
+    ``p = softmax_j(scale * sum_d q(b, i, d) * k(b, j, d))`` over ``j < skv``, or over
+    ``j <= i`` when ``causal`` (torch's top-left causal mask); ``batch`` may be empty."""
+
+    kind: str = "attention"
+    batch: tuple[int, ...] = ()
+    lq: int = 1  # query rows
+    skv: int = 1  # keys
+    d: int = 1  # query/key width
+    dv: int = 1  # value width
+    scale: float = 1.0
+    causal: bool = False
+    qload: Body | None = None  # (k, [*batch, i, d]) -> the query element
+    kload: Body | None = None  # (k, [*batch, j, d]) -> the key element
+    vload: Body | None = None  # (k, [*batch, j, e]) -> the value element
+

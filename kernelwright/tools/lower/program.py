@@ -25,7 +25,12 @@ from kernelwright.tools.lower.ir import Input, Pointwise
 from kernelwright.tools.lower.runtime import _signature, encode_tensor
 from kernelwright.tools.lower.schedule import Group, Schedule, schedule
 from kernelwright.tools.lower.space import choose_defaults, group_space
-from kernelwright.tools.lower.vendor import VendorStep, vendor_conv, vendor_step
+from kernelwright.tools.lower.vendor import (
+    VendorStep,
+    vendor_attention,
+    vendor_conv,
+    vendor_step,
+)
 from kernelwright.tools.lower.vendor_fuse import post_ops
 
 BACKENDS = backend_names()
@@ -129,8 +134,9 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
     while i < len(groups):
         grp = groups[i]
         params = _group_params(prog.params, gi_of(grp, sched))
-        if grp.kind in ("gemm", "conv") and params.get("impl") == "vendor":
-            make = vendor_step if grp.kind == "gemm" else vendor_conv
+        if params.get("impl") == "vendor":
+            make = {"gemm": vendor_step, "conv": vendor_conv,
+                    "attention": vendor_attention}[grp.kind]
             fused = (post_ops(g, sched, grp) if params.get("vform", "fused") == "fused"
                      else None)
             if fused is not None and fused.end.id not in names:

@@ -1,7 +1,8 @@
 """The scheduler: which nodes get a buffer, and which kernel (fusion group) computes them.
 
 Rules, in order:
-1. Graph outputs, scans and anchors (GEMM, convolution) are realized; so are reductions.
+1. Graph outputs, scans and anchors (GEMM, convolution, attention) are realized; so are
+   reductions.
 2. A pointwise node is recomputed where it is read (fused into each reader) unless it is
    expensive and read by several nodes (cost >= 8: pooling windows, long chains), or it
    computes an operand of an anchor (an anchor reads each operand element many times).
@@ -23,16 +24,26 @@ from dataclasses import dataclass, field
 
 from kernelwright.tools.lower.fusion import fusable, split_last
 from kernelwright.tools.lower.graph import LoweredGraph
-from kernelwright.tools.lower.ir import Conv, Gemm, Input, Node, Pointwise, Reduction, Scan
+from kernelwright.tools.lower.ir import (
+    Attention,
+    Conv,
+    Gemm,
+    Input,
+    Node,
+    Pointwise,
+    Reduction,
+    Scan,
+)
 
 RECOMPUTE_LIMIT = 8
+ANCHORS = (Gemm, Conv, Attention)  # read each operand element many times
 
 
 @dataclass(eq=False)
 class Group:
     """One kernel: its anchor or reductions, and the nodes written from its registers."""
 
-    kind: str  # pointwise | rows | scan | gemm | conv | vendor_gemm
+    kind: str  # pointwise | rows | scan | gemm | conv | attention | vendor_gemm
     main: list[Node]  # the reductions of a row group, or the single anchor/scan/pointwise
     epilogue: list[Node] = field(default_factory=list)
     outer: list[Node] = field(default_factory=list)  # row groups: outputs of outer shape
@@ -68,13 +79,13 @@ def users_of(g: LoweredGraph) -> dict[int, list[Node]]:
 def initial_realized(g: LoweredGraph, users: dict[int, list[Node]]) -> set[int]:
     real = {n.id for n in g.outputs}
     for n in g.nodes:
-        if isinstance(n, (Scan, Gemm, Conv, Reduction)):
+        if isinstance(n, (Scan, Gemm, Conv, Attention, Reduction)):
             real.add(n.id)
         elif isinstance(n, Pointwise):
             us = users.get(n.id, [])
             if len(us) > 1 and n.cost >= RECOMPUTE_LIMIT:
                 real.add(n.id)
-            if any(isinstance(u, (Gemm, Conv)) for u in us) and _computes(n):
+            if any(isinstance(u, ANCHORS) for u in us) and _computes(n):
                 real.add(n.id)
     return real
 
@@ -112,8 +123,8 @@ def realized_deps(n: Node, real: set[int]) -> set[int]:
 
 
 def kind_of(n: Node) -> str:
-    return {"reduction": "rows", "scan": "scan", "gemm": "gemm", "conv": "conv"}.get(
-        n.kind, "pointwise")
+    return {"reduction": "rows", "scan": "scan", "gemm": "gemm", "conv": "conv",
+            "attention": "attention"}.get(n.kind, "pointwise")
 
 
 def schedule(g: LoweredGraph, fuse: bool = True) -> Schedule:

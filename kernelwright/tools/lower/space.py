@@ -8,6 +8,7 @@ from kernelwright.tools.lower.backends import codegen_for
 from kernelwright.tools.lower.backends.base import CHOICES
 from kernelwright.tools.lower.microkernels.lowered import gemm_defaults
 from kernelwright.tools.lower.microkernels.lowered_conv import conv_defaults
+from kernelwright.tools.lower.vendor import flash_attention_fits
 from kernelwright.tools.lower.vendor_fuse import post_ops
 
 __all__ = ["CHOICES", "VENDOR_MIN_FLOPS", "choose_defaults", "group_space", "vendor_allowed"]
@@ -22,11 +23,12 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
     for gi, grp in enumerate(prog.variants[0].sched.groups):
         for p, choices in cg.group_space(grp).items():
             space[f"g{gi}.{p}"] = choices
-        if grp.kind in ("gemm", "conv") and vendor_allowed(prog, contract):
+        if has_library_form(grp) and vendor_allowed(prog, contract):
             space[f"g{gi}.impl"] = ["kernel", "vendor"]
             var = prog.variants[0]
-            if post_ops(var.graph, var.sched, grp) is not None:  # oneDNN post-ops or BLAS +
-                space[f"g{gi}.vform"] = ["fused", "blas"]  # our epilogue kernel
+            if grp.kind != "attention" and post_ops(var.graph, var.sched, grp) is not None:
+                # oneDNN post-ops or BLAS + our epilogue kernel
+                space[f"g{gi}.vform"] = ["fused", "blas"]
             if channels_last_allowed(grp, prog.variants[0].sched):
                 space[f"g{gi}.vlayout"] = ["plain", "cl"]
     return space
@@ -40,12 +42,19 @@ def channels_last_allowed(grp, sched) -> bool:
             and sum(g.kind in ("gemm", "conv") for g in sched.groups) == 1)
 
 
+def has_library_form(grp) -> bool:
+    """GEMM and convolution always; attention where torch's fused kernel takes it."""
+    return grp.kind in LIBRARY_KINDS and (grp.kind != "attention"
+                                          or flash_attention_fits(grp.main[0]))
+
+
 def vendor_allowed(prog, contract) -> bool:
     return (contract is not None and contract.allows("vendor_library")
             and codegen_for(prog.backend).vendor_library)
 
 
 VENDOR_MIN_FLOPS = 2 * 64**3
+LIBRARY_KINDS = ("gemm", "conv", "attention")  # groups a library call can compute
 
 
 def choose_defaults(prog, contract) -> dict[str, Any]:
@@ -139,6 +148,8 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params[f"{pre}wg"] = 64
         elif grp.kind == "scan" and f"{pre}wg" in prog.space:
             params[f"{pre}wg"] = 16
+        elif grp.kind == "attention" and f"{pre}impl" in prog.space:
+            params[f"{pre}impl"] = "kernel"  # the planner times torch's own beside it
         for p, v in codegen_for(prog.backend).group_defaults(grp).items():
             if pre + p in prog.space and pre + p not in params:
                 params[pre + p] = v

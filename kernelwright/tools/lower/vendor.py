@@ -1,4 +1,4 @@
-"""The vendor implementation space for GEMM and convolution anchors.
+"""The vendor implementation space for GEMM, convolution and attention anchors.
 
 On the CPU the library is torch's own (oneDNN / MKL, what eager runs), called on zero-copy
 views of our buffers. Two forms per anchor (``g<i>.vform``): ``fused`` absorbs the bias and one
@@ -19,7 +19,7 @@ import torch
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import CPP
 from kernelwright.tools.lower.index import Ix
-from kernelwright.tools.lower.ir import Conv, Gemm, Node
+from kernelwright.tools.lower.ir import Attention, Conv, Gemm, Node
 from kernelwright.tools.lower.vendor_fuse import FusedEpilogue
 
 VENDOR_DTYPES = (torch.float32, torch.float64)
@@ -187,6 +187,51 @@ def vendor_conv(conv: Conv, names: dict[int, str], name: str,
     nodes = [conv.name] + ([f"{fused.end.name} ({fused.text})"] if fused else [])
     step.info = {"kind": "vendor_conv_channels_last" if channels_last else "vendor_conv",
                  "nodes": nodes, "reads": reads}
+    return step
+
+
+def flash_attention_fits(a: Attention) -> bool:
+    """Whether torch's fused CPU attention kernel takes ``a`` as it is: (batch, heads, rows,
+    width) operands with the same batch and heads, keys and values of one width."""
+    q, k, v = a.deps
+    return (len(q.shape) == len(k.shape) == len(v.shape) == 4 and a.d == a.dv
+            and tuple(q.shape[:2]) == tuple(k.shape[:2]) == tuple(v.shape[:2]))
+
+
+@dataclass
+class VendorAttention(VendorStep):
+    """Attention through torch's own fused CPU kernel (what eager runs for it), on views of
+    our buffers (``flash_attention_fits``)."""
+
+    attention: Attention | None = None
+    v: tuple[str, list[int], int] | None = None
+
+    def step(self) -> dict[str, Any]:
+        a = self.attention
+        assert a is not None and self.v is not None
+        q, k, v = a.deps
+        return {"vendor": "attention", "name": self.name,
+                "q": [self.a[0], list(q.shape), self.a[1], self.a[2]],
+                "k": [self.b[0], list(k.shape), self.b[1], self.b[2]],
+                "v": [self.v[0], list(v.shape), self.v[1], self.v[2]],
+                "causal": a.causal, "scale": a.scale, "out": [self.out, list(a.shape)]}
+
+
+def vendor_attention(a: Attention, names: dict[int, str], name: str,
+                     fused: FusedEpilogue | None = None,
+                     channels_last: bool = False) -> VendorAttention | None:
+    """A library step for ``a`` when its operands are strided buffer views, else None."""
+    if a.dtype not in VENDOR_DTYPES or a.id not in names or not flash_attention_fits(a):
+        return None
+    views = [strided_view(x, names) for x in a.deps]
+    if any(v is None for v in views):
+        return None
+    q, k, v = views
+    assert q is not None and k is not None and v is not None
+    reads = [q[0], k[0], v[0]]
+    step = VendorAttention(name, None, q, k, names[a.id],  # type: ignore[arg-type]
+                           args=reads + [names[a.id]], attention=a, v=v)
+    step.info = {"kind": "vendor_attention", "nodes": [a.name], "reads": reads}
     return step
 
 

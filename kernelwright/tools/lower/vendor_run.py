@@ -6,7 +6,8 @@ a library result that is a program output is returned as is (no copy, no second 
 ``matmul`` (torch.mm / torch.matmul, the BLAS eager uses), ``linear`` (oneDNN inner product
 with bias and activation post-ops, ``torch.ops.mkldnn._linear_pointwise``), ``conv`` (oneDNN
 convolution, with post-ops through ``torch.ops.mkldnn._convolution_pointwise`` when it has any,
-its weight reordered once into oneDNN's layout while the weight tensor stays the same). A
+its weight reordered once into oneDNN's layout while the weight tensor stays the same),
+``attention`` (torch's fused CPU attention kernel, what eager runs for it). A
 convolution step marked ``channels_last`` runs on channels-last copies of its input and weight
 and its result stays channels-last: the kernels reading it index it so (``VendorStep.layout``),
 and returned as an output it is a channels-last tensor, as torch's own channels-last path
@@ -62,6 +63,13 @@ def prepare(step: dict[str, Any], slot: dict[str, int]) -> tuple[Call, int]:
             return op(x(ts).contiguous(), weight(w(ts)), b(ts), attr, scalars, algo)
     elif kind == "conv":
         call = _conv_call(step, slot)
+    elif kind == "attention":  # the fused kernel itself: the composite would take the
+        flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu  # math path
+        q, k, v = (_viewer(step[n], slot) for n in "qkv")  # under a dispatch mode
+        causal, scale = bool(step["causal"]), float(step["scale"])
+
+        def call(ts):
+            return flash(q(ts), k(ts), v(ts), 0.0, causal, scale=scale)[0]
     else:
         a, b = _viewer(step["a"], slot), _viewer(step["b"], slot)
         mm = torch.mm if len(step["a"][1]) == 2 and len(step["b"][1]) == 2 else torch.matmul

@@ -20,6 +20,7 @@ CASES = [
     ("tests/corpus/tasks/gemm_both_transposed.py", None, "matmul"),
     ("tests/corpus/tasks/l2_conv2d_min_tanh_vendor.py", None, "conv"),
     ("tests/corpus/tasks/conv2d_stem_batch1.py", None, "conv"),
+    ("tests/corpus/tasks/l2_conv2d_min_tanh_vendor.py", "channels_last", "conv"),
 ]
 
 
@@ -39,7 +40,9 @@ def test_vendor_candidate_passes_the_harness(pool, path, form, kind):
     task = Task.from_path(ROOT / path)
     prog = lower_task(task, "cpp")
     params = {k: "vendor" for k in prog.space if k.endswith(".impl")}
-    if form is not None:
+    if form == "channels_last":  # copies in the library's layout: still no framework op
+        params["g0.vlayout"] = "cl"
+    elif form is not None:
         params["g0.vform"] = form
     prog = prog.with_params(params)
     _, plans, _ = emit_program(prog)
@@ -48,3 +51,40 @@ def test_vendor_candidate_passes_the_harness(pool, path, form, kind):
     result = pool.evaluate(task, prog.candidate)
     assert result.correct, result.error
     assert result.timing is not None and result.timing.candidate_ms > 0
+
+
+ATTENTION_TASK = '''
+import torch
+from torch.nn import functional as F
+
+ALLOWED_SPACES = ["custom_kernel", "vendor_library"]
+
+
+class Model(torch.nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True) * 0.5
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 24, 16), torch.randn(2, 3, 40, 16), torch.randn(2, 3, 40, 16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("impl", ["kernel", "vendor"])
+def test_attention_as_our_kernel_or_torchs_passes_a_vendor_contract(pool, tmp_path, impl):
+    path = tmp_path / "attention_vendor.py"
+    path.write_text(ATTENTION_TASK)
+    task = Task.from_path(path)
+    prog = lower_task(task, "cpp")
+    assert prog.space["g0.impl"] == ["kernel", "vendor"]
+    prog = prog.with_params({"g0.impl": impl})
+    _, plans, _ = emit_program(prog)
+    steps = [s for plan in plans.values() for s in plan["steps"]]
+    assert any(s.get("vendor") == "attention" for s in steps) == (impl == "vendor")
+    result = pool.evaluate(task, prog.candidate)
+    assert result.correct, result.error

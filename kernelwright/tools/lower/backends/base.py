@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import Dialect
 from kernelwright.tools.lower.emit.anchor import conv_body, gemm_body
+from kernelwright.tools.lower.emit.attention import attention_body
 from kernelwright.tools.lower.emit.common import KernelSource, new_ctx, work_of
 from kernelwright.tools.lower.emit.pointwise import pointwise_body, scan_body
 from kernelwright.tools.lower.emit.rows import StashMismatch, rows_body
@@ -29,6 +30,7 @@ CHOICES: dict[str, dict[str, list[Any]]] = {
     "scan": {"wg": [16, 64, 128]},
     "gemm": {"rm": [1, 2, 4, 8], "rn": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
     "conv": {"ocb": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
+    "attention": {"wg": [16, 64, 128, 256]},
 }
 
 Steps = list[dict[str, Any]]
@@ -66,7 +68,8 @@ class Codegen(ABC):
             k, units, cooperative, wg = self._emit_rows(grp, real, names, params, idx_type, wg)
         else:
             emitter = {"pointwise": self.emit_pointwise, "scan": self.emit_scan,
-                       "gemm": self.emit_gemm, "conv": self.emit_conv}.get(grp.kind)
+                       "gemm": self.emit_gemm, "conv": self.emit_conv,
+                       "attention": self.emit_attention}.get(grp.kind)
             if emitter is None:
                 raise ValueError(grp.kind)
             k = new_ctx(self, real, grp, idx_type)
@@ -119,6 +122,10 @@ class Codegen(ABC):
     def emit_conv(self, k: KernelCtx, grp: Group, names: dict[int, str],
                   params: dict[str, Any]) -> int:
         return conv_body(k, grp, names, "u", int(params.get("ocb", 4)))
+
+    def emit_attention(self, k: KernelCtx, grp: Group, names: dict[int, str],
+                       params: dict[str, Any]) -> int:
+        return attention_body(k, grp, names, "u")
 
     def group_reduce(self, value: str, ctype: str, op: str, subgroup: bool) -> str:
         """Combine ``value`` over the work-group (or sub-group) with ``op``."""

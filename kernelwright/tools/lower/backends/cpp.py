@@ -7,6 +7,11 @@ import itertools
 from typing import Any
 
 from kernelwright.tools.lower.backends.base import CHOICES, Codegen, register
+from kernelwright.tools.lower.backends.cpp_attention import (
+    ATTENTION_CHOICES,
+    attention_body_cpp,
+    attention_defaults,
+)
 from kernelwright.tools.lower.backends.cpp_columns import default_column
 from kernelwright.tools.lower.backends.cpp_conv import conv_body_cpp
 from kernelwright.tools.lower.backends.cpp_gemm import gemm_body_cpp
@@ -122,6 +127,11 @@ class CppCodegen(Codegen):
         return conv_body_cpp(k, grp, names, "u", int(params.get("ocb", 4)),
                              int(params.get("pw", 16)))
 
+    def emit_attention(self, k: KernelCtx, grp: Group, names: dict[int, str],
+                       params: dict[str, Any]) -> int:
+        return attention_body_cpp(k, grp, names, "u", int(params.get("br", 8)),
+                                  int(params.get("bc", 64)))
+
     def wrap(self, name: str, k: KernelCtx, units: int, wg: int, cooperative: bool,
              work: int | None = None, threads: str = "auto") -> KernelSource:
         """``threads``: ``auto`` runs the units on the OpenMP team when the work reaches
@@ -158,12 +168,16 @@ class CppCodegen(Codegen):
                 space["pw"] = [8, 16, 32]  # the row-vectorised direct kernel's tile
             space.update(gemm_choices())
             space["algo"] = ["gemm", "direct"]
+        if grp.kind == "attention":
+            space.update({p: list(c) for p, c in ATTENTION_CHOICES.items()})
         return space
 
     def group_defaults(self, grp: Group) -> dict[str, Any]:
         out: dict[str, Any] = {"grain": PARALLEL_GRAIN, "simdlen": 0}
         if grp.kind == "rows":
             out.update(ROW_DEFAULTS, column=default_column(grp))
+        if grp.kind == "attention":
+            out.update(attention_defaults(grp.main[0]))  # type: ignore[arg-type]
         if grp.kind == "scan":
             # blocked only where it buys threads: a single long line on the team
             s = grp.main[0]

@@ -98,6 +98,6 @@ def work_of(grp: Group) -> int:
     # (gemm_4d_batched: 0.4 M multiply-adds) stays on one thread
     if grp.kind == "gemm":
         return node.numel * node.kdim // 16  # type: ignore[attr-defined]
-    if grp.kind == "conv":
+    if grp.kind in ("conv", "attention"):
         return node.numel * max(1, node.cost) // 16
     return node.numel * max(1, min(node.cost, 64))
