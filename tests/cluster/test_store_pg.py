@@ -98,8 +98,32 @@ def test_checkpointer_and_optuna_on_the_same_server(pg_url):
     space = SearchSpace.from_declared({"x": (1, 2, 3, 4)})
     tuner = OptunaTuner(space, storage_path=pg_url, study_name="run/a", seed=0)
     number, _ = tuner.ask()
+    from kernelwright.tools.tune.base import TrialState
+
+    tuner.tell_value(number, 1.5, TrialState.COMPLETE)
     again = OptunaTuner(space, storage_path=pg_url, study_name="run/a", seed=0)
-    assert again.recovered == [number]  # the open trial was seen by another process
+    assert [t.value for t in again.trials()] == [1.5]  # another process sees the study
+
+
+def test_a_live_processs_running_trial_is_left_alone_a_dead_ones_is_requeued(pg_url):
+    from kernelwright.tools.tune.space import SearchSpace
+    from kernelwright.tools.tune.tuner import OptunaTuner
+
+    space = SearchSpace.from_declared({"x": (1, 2, 3, 4)})
+    beat = {"heartbeat_s": 1, "grace_s": 3}
+    first = OptunaTuner(space, storage_path=pg_url, study_name="run/b", seed=0, **beat)
+    number, params = first.ask()
+    time.sleep(4)  # past the grace period: only the heartbeats keep the trial fresh
+    second = OptunaTuner(space, storage_path=pg_url, study_name="run/b", seed=0, **beat)
+    assert second.recovered == []  # the first process is alive and beating
+    assert first.trials()[0].state.name == "RUNNING"
+    first._beats.remove(number)  # the first process dies: its heartbeats stop
+    time.sleep(4)
+    third = OptunaTuner(space, storage_path=pg_url, study_name="run/b", seed=0, **beat)
+    assert third.recovered == [number]
+    again, got = third.ask()  # its parameters come back once, as a new trial
+    assert got == params and again != number
+    assert [t.state.name for t in third.trials()][:1] == ["FAIL"]
 
 
 def test_unreachable_server_is_one_clear_error(tmp_path):

@@ -7,7 +7,9 @@ this is that inner loop. TPE (Bergstra et al. 2011) proposes ``argmax_x l(x) / g
 Crash safety: with ``storage_path`` the study lives in an append-only Optuna journal. A new
 tuner on the same journal treats every RUNNING trial as stale (one driver per journal), marks
 it FAIL and re-enqueues its parameters exactly once (``max_requeues`` bounds a chain of crashes
-caused by the same parameters).
+caused by the same parameters). On a PostgreSQL study several processes may share, running
+trials carry heartbeats (``heartbeat.py``) and only those unheard for the grace period are
+stale.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from kernelwright.tools.tune.base import (
     Tuner,
     params_key,
 )
+from kernelwright.tools.tune.heartbeat import GRACE_S, HEARTBEAT_S, Heartbeats
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -103,6 +106,8 @@ class OptunaTuner(Tuner):
         dedupe: bool = True,
         max_requeues: int = 1,
         incorrect: str = "fail",
+        heartbeat_s: int = HEARTBEAT_S,
+        grace_s: int = GRACE_S,
     ) -> None:
         import optuna
 
@@ -116,6 +121,8 @@ class OptunaTuner(Tuner):
         self._dists = space.distributions()
         self._running: dict[int, optuna.Trial] = {}
         self._rng = np.random.default_rng(seed)
+        self._stale: list[optuna.trial.FrozenTrial] = []  # found by the heartbeat check
+        self._heartbeat_s, self._grace_s = heartbeat_s, grace_s
         self.study = optuna.create_study(
             study_name=study_name,
             storage=self._storage(),
@@ -123,6 +130,8 @@ class OptunaTuner(Tuner):
             direction="maximize",
             load_if_exists=True,
         )
+        self._beats = (Heartbeats(self.study._storage, heartbeat_s)
+                       if self.storage_url is not None else None)
         existing = len(self.study.get_trials(deepcopy=False))
         if existing:  # a resumed study must not replay the proposals of the first process
             self.study.sampler = make_sampler(sampler, seed + existing, n_startup_trials)
@@ -137,7 +146,8 @@ class OptunaTuner(Tuner):
 
     def _storage(self) -> optuna.storages.BaseStorage | None:
         if self.storage_url is not None:  # a PostgreSQL run store: Optuna's RDB storage
-            return rdb_storage(self.storage_url)
+            return rdb_storage(self.storage_url, self._heartbeat_s, self._grace_s,
+                               on_stale=lambda study, trial: self._stale.append(trial))
         if self.storage_path is None:
             return None
         from optuna.storages import JournalStorage
@@ -147,18 +157,33 @@ class OptunaTuner(Tuner):
         return JournalStorage(JournalFileBackend(str(self.storage_path)))
 
     def _recover(self) -> list[int]:
-        """Fail stale RUNNING trials; re-enqueue each one's params once. Returns their numbers."""
+        """Fail stale RUNNING trials; re-enqueue each one's params once. Returns their numbers.
+
+        Stale: on a journal, every RUNNING trial (one driver per journal); on PostgreSQL,
+        the RUNNING trials whose heartbeat stopped (their process is gone)."""
+        import warnings
+
+        from optuna.storages import fail_stale_trials
         from optuna.trial import TrialState as OptunaState
 
-        trials = self.study.get_trials(deepcopy=False)
-        requeued = {t.user_attrs.get("requeued_from") for t in trials}
-        stale = [t for t in trials if t.state == OptunaState.RUNNING]
+        if self._beats is not None:
+            self._stale = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # fail_stale_trials is marked experimental
+                fail_stale_trials(self.study)  # failed here; on_stale collects them
+            stale = sorted(self._stale, key=lambda t: t.number)
+        else:
+            stale = [t for t in self.study.get_trials(deepcopy=False)
+                     if t.state == OptunaState.RUNNING]
+        requeued = {t.user_attrs.get("requeued_from")
+                    for t in self.study.get_trials(deepcopy=False)}
         for t in stale:
             depth = int(t.user_attrs.get("requeue_count", 0))
             if t.number not in requeued and depth < self.max_requeues:
                 attrs = {"requeued_from": t.number, "requeue_count": depth + 1}
                 self.study.enqueue_trial(t.params, user_attrs=attrs)
-            self.study.tell(t.number, state=OptunaState.FAIL)
+            if t.state == OptunaState.RUNNING:
+                self.study.tell(t.number, state=OptunaState.FAIL)
             logger.warning(
                 "trial %d was left running by a crash: failed and re-enqueued", t.number
             )
@@ -181,6 +206,8 @@ class OptunaTuner(Tuner):
                 "exhausted for this sampler; stop tuning or enlarge the space"
             )
         self._running[trial.number] = trial
+        if self._beats is not None:
+            self._beats.add(trial.number, trial._trial_id)
         return trial.number, dict(trial.params)
 
     def _enqueue_unseen(self) -> None:
@@ -207,6 +234,8 @@ class OptunaTuner(Tuner):
             )
         for key, val in attrs.items():
             trial.set_user_attr(key, val)
+        if self._beats is not None:
+            self._beats.remove(number)
         self._tell_optuna(trial, state, value)
         record = self.trials_by_number()[number]
         self._seen[params_key(record.params)] = record
@@ -241,14 +270,16 @@ def _is_db_url(storage: object) -> bool:
     return isinstance(storage, str) and storage.startswith(("postgresql://", "postgres://"))
 
 
-def rdb_storage(url: str) -> optuna.storages.BaseStorage:
-    """Optuna's RDB storage on a PostgreSQL server (psycopg 3). No Optuna heartbeats: they
-    beat only inside ``Study.optimize`` and the tuner asks and tells; a crashed process's
-    open trials are failed and re-enqueued by :meth:`OptunaTuner._recover` instead."""
+def rdb_storage(url: str, heartbeat_s: int = HEARTBEAT_S, grace_s: int = GRACE_S,
+                on_stale=None) -> optuna.storages.BaseStorage:
+    """Optuna's RDB storage on a PostgreSQL server (psycopg 3), with heartbeats: the tuner
+    records them itself (``heartbeat.Heartbeats``; Optuna beats only inside
+    ``Study.optimize``); ``on_stale(study, trial)`` hears of each trial failed as stale."""
     from urllib.parse import urlsplit, urlunsplit
 
     from optuna.storages import RDBStorage
 
     parts = urlsplit(url)
     return RDBStorage(urlunsplit(parts._replace(scheme="postgresql+psycopg")),
-                      engine_kwargs={"pool_pre_ping": True})
+                      engine_kwargs={"pool_pre_ping": True}, heartbeat_interval=heartbeat_s,
+                      grace_period=grace_s, heartbeat_stale_trial_callback=on_stale)
