@@ -14,7 +14,10 @@ share it without losing or doubling anything:
                      pending tuner trials, best kernel, reports) by its path in the run
 
 The graph's checkpoints go to LangGraph's PostgresSaver and the inner tuner's studies to
-Optuna's RDB storage on the same server (``tools.tune.tuner.rdb_storage``). Artefacts that
+Optuna's RDB storage on the same server (``tools.tune.tuner.rdb_storage``). The store and the
+checkpointer borrow connections from psycopg's pool, which checks each one before lending it
+and replaces a dead one, so a server restart or a dropped connection costs the next statement
+a reconnect, not the run (Optuna's engine does the same with ``pool_pre_ping``). Artefacts that
 their own objects write as files (the MAP-Elites archive, the transcript, ...) are written
 under a local mirror directory and copied into ``kw_files`` whenever the run's metadata,
 results or usage change; a run opened on another machine gets them back from the table.
@@ -22,6 +25,7 @@ results or usage change; a run opened on another machine gets them back from the
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -98,6 +102,37 @@ def connect(url: str):
         ) from exc
 
 
+_POOLS: dict[str, Any] = {}  # one per server URL and process, closed at exit
+_POOLS_LOCK = threading.Lock()
+
+
+def connection_pool(url: str):
+    """The process's pool of autocommit connections to ``url`` (the server checked first,
+    with ``connect``'s clear error); each connection is checked before it is lent and
+    replaced when dead. Shared by every store and checkpointer opened on ``url``."""
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    with _POOLS_LOCK:
+        pool = _POOLS.get(url)
+        if pool is None or pool.closed:
+            connect(url).close()
+            if not _POOLS:
+                atexit.register(_close_pools)
+            pool = _POOLS[url] = ConnectionPool(
+                url, min_size=1, max_size=4, open=True, name="kw-store",
+                kwargs={"autocommit": True, "row_factory": dict_row, "connect_timeout": 10},
+                check=ConnectionPool.check_connection)
+        return pool
+
+
+def _close_pools() -> None:
+    with _POOLS_LOCK:
+        for pool in _POOLS.values():
+            pool.close()
+        _POOLS.clear()
+
+
 def _advisory_lock(cur, key: int, timeout_s: float = 300.0) -> None:
     """Take the session-level advisory lock ``key``, polling. A session blocked inside
     ``pg_advisory_lock`` is a transaction in progress, and LangGraph's migrations run
@@ -168,9 +203,9 @@ class PgRunStore(RunStore):
         self.label = redacted(url)  # never the password, in reports and messages
         self.runs_dir = Path(mirror or mirror_dir(url)) / "runs"
         self.runs_dir.mkdir(parents=True, exist_ok=True)
-        self._conn = connect(url)
-        self._lock = threading.Lock()  # one connection, used by the graph's threads in turn
-        migrate(self._conn)
+        self._pool = connection_pool(url)
+        with self._pool.connection() as conn:
+            migrate(conn)
         self._synced: dict[tuple[str, str], tuple[float, int]] = {}
         self._restored: set[str] = set()
 
@@ -178,12 +213,12 @@ class PgRunStore(RunStore):
         return f"PgRunStore({redacted(self.url)!r})"
 
     def _q(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
-        with self._lock, self._conn.cursor() as cur:
+        with self._pool.connection() as conn, conn.cursor() as cur:
             cur.execute(sql, params)
             return cur.fetchall() if cur.description else []
 
     def close(self) -> None:
-        self._conn.close()
+        """Nothing to release: the connection pool is the process's (``connection_pool``)."""
 
     # -- runs -----------------------------------------------------------------------------
     def run_dir(self, run_id: str) -> Path:
@@ -334,9 +369,9 @@ def open_pg_checkpointer(url: str):
 
     from kernelwright.graphs.store import STATE_TYPES
 
-    conn = connect(url)
-    saver = PostgresSaver(conn, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES))
-    with conn.cursor() as cur:
+    saver = PostgresSaver(connection_pool(url),
+                          serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES))
+    with connect(url) as conn, conn.cursor() as cur:  # the lock's own session
         _advisory_lock(cur, _LOCK_KEY + 1)
         try:
             saver.setup()

@@ -185,3 +185,23 @@ def test_a_process_waiting_for_the_schema_lock_does_not_block_a_concurrent_index
         holder.close()
         waiter.close()
     assert got.is_set() and not errors, errors
+
+
+def test_store_and_checkpointer_survive_their_connections_being_dropped(store, pg_url):
+    """A server restart or a dropped connection costs the next statement a reconnect: every
+    connection of the database is terminated, then the store and the checkpointer go on."""
+    import psycopg
+
+    store.create_run("r1", {"task": "t", "status": "created"})
+    saver = open_checkpointer(pg_url)
+    config = {"configurable": {"thread_id": "t1"}}
+    assert saver.get_tuple(config) is None
+    db = pg_url.rsplit("/", 1)[1]
+    admin = pg_url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        rows = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = %s AND pid <> pg_backend_pid()", (db,)).fetchall()
+    assert rows and all(r[0] for r in rows)  # the store's and the checkpointer's sessions
+    assert store.update_meta("r1", status="running")["status"] == "running"
+    assert store.meta("r1")["task"] == "t"
+    assert saver.get_tuple(config) is None

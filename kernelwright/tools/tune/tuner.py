@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -161,8 +162,6 @@ class OptunaTuner(Tuner):
 
         Stale: on a journal, every RUNNING trial (one driver per journal); on PostgreSQL,
         the RUNNING trials whose heartbeat stopped (their process is gone)."""
-        import warnings
-
         from optuna.storages import fail_stale_trials
         from optuna.trial import TrialState as OptunaState
 
@@ -194,7 +193,9 @@ class OptunaTuner(Tuner):
         for attempt in range(_MAX_REASKS):
             if self.dedupe and attempt == _MODEL_REASKS:
                 self._enqueue_unseen()
-            trial = self.study.ask(self._dists)
+            with warnings.catch_warnings():  # the tuner beats itself (heartbeat.py)
+                warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed")
+                trial = self.study.ask(self._dists)
             seen = self._seen.get(params_key(trial.params)) if self.dedupe else None
             if seen is None:
                 break
@@ -277,9 +278,13 @@ def rdb_storage(url: str, heartbeat_s: int = HEARTBEAT_S, grace_s: int = GRACE_S
     ``Study.optimize``); ``on_stale(study, trial)`` hears of each trial failed as stale."""
     from urllib.parse import urlsplit, urlunsplit
 
+    import optuna
     from optuna.storages import RDBStorage
 
     parts = urlsplit(url)
-    return RDBStorage(urlunsplit(parts._replace(scheme="postgresql+psycopg")),
-                      engine_kwargs={"pool_pre_ping": True}, heartbeat_interval=heartbeat_s,
-                      grace_period=grace_s, heartbeat_stale_trial_callback=on_stale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return RDBStorage(urlunsplit(parts._replace(scheme="postgresql+psycopg")),
+                          engine_kwargs={"pool_pre_ping": True},
+                          heartbeat_interval=heartbeat_s, grace_period=grace_s,
+                          heartbeat_stale_trial_callback=on_stale)
