@@ -24,8 +24,9 @@ from kernelwright.tools.lower import LoweredProgram, lower_task
 
 SOURCE_NAME = "lowered"  # the plan source, candidate origin and profile source of its points
 _KIND_CLASS = {"gemm": OperatorClass.GEMM, "conv": OperatorClass.GEMM,
-               "rows": OperatorClass.REDUCTION, "scan": OperatorClass.REDUCTION,
-               "pointwise": OperatorClass.ELEMENTWISE, "vendor_gemm": OperatorClass.GEMM}
+               "attention": OperatorClass.GEMM, "rows": OperatorClass.REDUCTION,
+               "scan": OperatorClass.REDUCTION, "pointwise": OperatorClass.ELEMENTWISE,
+               "vendor_gemm": OperatorClass.GEMM}
 
 Params = dict[str, Any]
 
@@ -80,7 +81,7 @@ class SourceCache:
 def operator_class(program: LoweredProgram) -> OperatorClass:
     """The dominant kind of work: anchors first, then reductions, else pointwise."""
     kinds = [g.kind for g in program.variants[0].sched.groups]
-    for kind in ("gemm", "conv", "rows", "scan"):
+    for kind in ("gemm", "conv", "attention", "rows", "scan"):
         if kind in kinds:
             if kind == "rows" and _is_norm(program):
                 return OperatorClass.ROWWISE_NORM

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from kernelwright.agents.lowered import operator_class
 from kernelwright.spec import Task
+from kernelwright.spec.opclass import OperatorClass
 from kernelwright.tools.lower import lower_task
 from tests.tools.lower.lower_helpers import check_lowered
 
@@ -62,6 +64,7 @@ def test_attention_matches_torch_at_every_tile(tmp_path, name):
     prog = lower_task(_task(tmp_path, name, *CASES[name]), "cpp")
     kinds = [g.kind for g in prog.variants[0].sched.groups]
     assert kinds.count("attention") == 1 and "gemm" not in kinds and "rows" not in kinds
+    assert operator_class(prog) == OperatorClass.GEMM  # what the planner plans it as
     check_lowered(prog, tol=1e-4)  # the defaults
     for br, bc in ((1, 16), (4, 16), (16, 128)):  # blocks that cut rows and keys unevenly
         check_lowered(prog.with_params({"g0.br": br, "g0.bc": bc}), tol=1e-4)
