@@ -148,8 +148,11 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                 params[f"{pre}wg"] = 64
         elif grp.kind == "scan" and f"{pre}wg" in prog.space:
             params[f"{pre}wg"] = 16
-        elif grp.kind == "attention" and f"{pre}impl" in prog.space:
-            params[f"{pre}impl"] = "kernel"  # the planner times torch's own beside it
+        elif grp.kind == "attention":
+            if f"{pre}impl" in prog.space:
+                params[f"{pre}impl"] = "kernel"  # the planner times torch's own beside it
+            if f"{pre}wg" in prog.space:  # a work-group's rows: no idle lanes on short ones
+                params[f"{pre}wg"] = _pow2_at_most(grp.main[0].lq, 64)
         for p, v in codegen_for(prog.backend).group_defaults(grp).items():
             if pre + p in prog.space and pre + p not in params:
                 params[pre + p] = v

@@ -30,7 +30,7 @@ CHOICES: dict[str, dict[str, list[Any]]] = {
     "scan": {"wg": [16, 64, 128]},
     "gemm": {"rm": [1, 2, 4, 8], "rn": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
     "conv": {"ocb": [1, 2, 4, 8], "wg": [16, 64, 128, 256]},
-    "attention": {"wg": [16, 64, 128, 256]},
+    "attention": {"wg": [16, 32, 64, 128]},  # query rows per work-group
 }
 
 Steps = list[dict[str, Any]]
@@ -66,6 +66,9 @@ class Codegen(ABC):
         wg = int(params.get("wg", 128))
         if grp.kind == "rows":
             k, units, cooperative, wg = self._emit_rows(grp, real, names, params, idx_type, wg)
+        elif grp.kind == "attention" and self.cooperative_rows:  # a work-group of rows
+            k = new_ctx(self, real, grp, idx_type)
+            units, cooperative = attention_body(k, grp, names, "u", "l", wg), True
         else:
             emitter = {"pointwise": self.emit_pointwise, "scan": self.emit_scan,
                        "gemm": self.emit_gemm, "conv": self.emit_conv,
@@ -125,6 +128,7 @@ class Codegen(ABC):
 
     def emit_attention(self, k: KernelCtx, grp: Group, names: dict[int, str],
                        params: dict[str, Any]) -> int:
+        """One query row per unit (backends without work-groups override it)."""
         return attention_body(k, grp, names, "u")
 
     def group_reduce(self, value: str, ctype: str, op: str, subgroup: bool) -> str:
