@@ -40,6 +40,8 @@ CASES = {  # name -> (expression, q shape, k shape, v shape, dtype)
     "transposed_operands": (f"{SDPA}(q.transpose(1, 2), k.transpose(1, 2), "
                             "v.transpose(1, 2)).transpose(1, 2) * 2.0 + 1.0",
                             "2, 13, 3, 8", "2, 21, 3, 8", "2, 21, 3, 8", ""),
+    "wide_rows": (f"{SDPA}(q, k, v, is_causal=True)", "1, 2, 37, 80", "1, 2, 23, 80",
+                  "1, 2, 23, 72", ""),  # 152 query + value elements: arrays, not registers
     "float64": (f"{SDPA}(q, k, v, is_causal=True)", "1, 2, 9, 4", "1, 2, 9, 4", "1, 2, 9, 4",
                 ", dtype=torch.float64"),
 }
@@ -70,7 +72,7 @@ def test_attention_matches_torch_at_every_tile(tmp_path, name):
         check_lowered(prog.with_params({"g0.br": br, "g0.bc": bc}), tol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["causal_short_queries", "broadcast_heads"])
+@pytest.mark.parametrize("name", ["causal_short_queries", "broadcast_heads", "wide_rows"])
 def test_sycl_attention_matches_torch(tmp_path, name):
     prog = lower_task(_task(tmp_path, name, *CASES[name]), "sycl")
     assert [g.kind for g in prog.variants[0].sched.groups] == ["attention"]
