@@ -17,6 +17,42 @@ def task(name: str) -> Task:
     return Task.from_path(TASKS / f"{name}.py")
 
 
+CONV_MODEL = '''
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = {conv}
+
+    def forward(self, x):
+        return {expr}
+
+def get_inputs():
+    return [torch.randn({shape})]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def task_file(tmp_path: Path, name: str, text: str) -> Task:
+    """A task written from ``text`` into ``tmp_path``."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    return Task.from_path(path)
+
+
+def plan_steps(prog) -> list[dict]:
+    """The nominal signature's launch plan steps (kernels and library calls)."""
+    from kernelwright.tools.lower.program import emit_program
+
+    _, plans, _ = emit_program(prog)
+    return next(iter(plans.values()))["steps"]
+
+
 def check_lowered(prog, training: bool = False, seed: int = 1, tol: float = 1e-4) -> list[float]:
     """Build ``prog``'s candidate, give it the reference's weights, compare on fresh inputs.
 

@@ -11,7 +11,7 @@ from kernelwright.agents.lowered import operator_class
 from kernelwright.spec import Task
 from kernelwright.spec.opclass import OperatorClass
 from kernelwright.tools.lower import lower_task
-from tests.tools.lower.lower_helpers import check_lowered
+from tests.tools.lower.lower_helpers import check_lowered, task_file
 
 MODEL = '''
 import torch
@@ -48,17 +48,7 @@ CASES = {  # name -> (expression, q shape, k shape, v shape, dtype)
 
 
 def _task(tmp_path, name: str, expr: str, q: str, k: str, v: str, dt: str) -> Task:
-    path = tmp_path / f"attn_{name}.py"
-    path.write_text(MODEL.format(expr=expr, q=q, k=k, v=v, dt=dt))
-    return Task.from_path(path)
-
-
-def _attention_kernels(prog) -> int:
-    from kernelwright.tools.lower.program import emit_program
-
-    _, plans, _ = emit_program(prog)
-    steps = next(iter(plans.values()))["steps"]
-    return sum(s.get("kernel", "") != "" for s in steps)
+    return task_file(tmp_path, f"attn_{name}", MODEL.format(expr=expr, q=q, k=k, v=v, dt=dt))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -133,10 +123,9 @@ HAND_WRITTEN = {  # name -> (forward body, input shapes, attention kernels expec
 @pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
 def test_hand_written_attention_folds_into_one_kernel(tmp_path, name):
     body, (q, k, v), kernels = HAND_WRITTEN[name]
-    path = tmp_path / f"hand_{name}.py"
-    path.write_text(MODEL.replace("return {expr}", "return " + body.replace("{", "{{").replace(
-        "}", "}}")).format(expr="", q=q, k=k, v=v, dt=""))
-    prog = lower_task(Task.from_path(path), "cpp")
+    text = MODEL.replace("{expr}", body.replace("{", "{{").replace("}", "}}"))
+    prog = lower_task(task_file(tmp_path, f"hand_{name}", text.format(q=q, k=k, v=v, dt="")),
+                      "cpp")
     kinds = [g.kind for g in prog.variants[0].sched.groups]
     assert kinds.count("attention") == kernels, kinds
     check_lowered(prog, tol=1e-4)

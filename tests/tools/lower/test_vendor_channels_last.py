@@ -9,27 +9,7 @@ import torch
 
 from kernelwright.spec import Task
 from kernelwright.tools.lower import lower_task
-from tests.tools.lower.lower_helpers import check_lowered
-
-MODEL = '''
-import torch
-from torch import nn
-from torch.nn import functional as F
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = {conv}
-
-    def forward(self, x):
-        return {expr}
-
-def get_inputs():
-    return [torch.randn({shape})]
-
-def get_init_inputs():
-    return []
-'''
+from tests.tools.lower.lower_helpers import CONV_MODEL, check_lowered, plan_steps, task_file
 
 CASES = {  # name -> (conv, expr, input shape)
     "direct_2d": ("nn.Conv2d(3, 5, 3, padding=1)", "self.conv(x)", "2, 3, 9, 11"),
@@ -46,16 +26,12 @@ CASES = {  # name -> (conv, expr, input shape)
 
 def _task(tmp_path, name: str) -> Task:
     conv, expr, shape = CASES[name]
-    path = tmp_path / f"cl_{name}.py"
-    path.write_text(MODEL.format(conv=conv, expr=expr, shape=shape))
-    return Task.from_path(path)
+    return task_file(tmp_path, f"cl_{name}", CONV_MODEL.format(conv=conv, expr=expr,
+                                                               shape=shape))
 
 
 def _channels_last_steps(prog) -> list[dict]:
-    from kernelwright.tools.lower.program import emit_program
-
-    _, plans, _ = emit_program(prog)
-    return [s for s in next(iter(plans.values()))["steps"] if s.get("channels_last")]
+    return [s for s in plan_steps(prog) if s.get("channels_last")]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -88,15 +64,13 @@ def test_a_returned_channels_last_result_keeps_torchs_values_and_layout(tmp_path
 
 
 def test_channels_last_is_offered_only_where_every_reader_honours_the_layout(tmp_path):
-    path = tmp_path / "two_convs.py"
-    path.write_text(MODEL.format(conv="nn.Conv2d(3, 3, 3, padding=1)",
-                                 expr="self.conv(torch.relu(self.conv(x)))", shape="1, 3, 8, 8"))
-    two = lower_task(Task.from_path(path), "cpp")
+    two = lower_task(task_file(tmp_path, "two_convs", CONV_MODEL.format(
+        conv="nn.Conv2d(3, 3, 3, padding=1)", expr="self.conv(torch.relu(self.conv(x)))",
+        shape="1, 3, 8, 8")), "cpp")
     assert not [k for k in two.space if k.endswith(".vlayout")]  # a conv reads the other's
-    path = tmp_path / "conv_1d.py"
-    path.write_text(MODEL.format(conv="nn.Conv1d(3, 4, 3)", expr="torch.relu(self.conv(x))",
-                                 shape="2, 3, 16"))
-    assert "g0.vlayout" not in lower_task(Task.from_path(path), "cpp").space
+    one_d = task_file(tmp_path, "conv_1d", CONV_MODEL.format(
+        conv="nn.Conv1d(3, 4, 3)", expr="torch.relu(self.conv(x))", shape="2, 3, 16"))
+    assert "g0.vlayout" not in lower_task(one_d, "cpp").space
 
 
 def test_the_planner_times_the_channels_last_forms_beside_the_others(tmp_path):

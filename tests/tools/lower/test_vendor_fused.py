@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kernelwright.spec import Task
 from kernelwright.tools.lower import lower_task
-from tests.tools.lower.lower_helpers import check_lowered
+from tests.tools.lower.lower_helpers import CONV_MODEL, check_lowered, plan_steps, task_file
 
 LINEAR = '''
 import torch
@@ -28,38 +27,9 @@ def get_init_inputs():
     return []
 '''
 
-CONV = '''
-import torch
-from torch import nn
-from torch.nn import functional as F
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv{nd}d(3, 5, 3, stride={stride}, padding=1, bias={bias})
-
-    def forward(self, x):
-        return {expr}
-
-def get_inputs():
-    return [torch.randn({shape})]
-
-def get_init_inputs():
-    return []
-'''
-
-
-def _steps(prog) -> list[dict]:
-    from kernelwright.tools.lower.program import emit_program
-
-    _, plans, _ = emit_program(prog)
-    return next(iter(plans.values()))["steps"]
-
-
-def _task(tmp_path, name: str, text: str) -> Task:
-    path = tmp_path / f"{name}.py"
-    path.write_text(text)
-    return Task.from_path(path)
+def _conv(nd: int, stride: int, bias: bool, expr: str, shape: str) -> str:
+    return CONV_MODEL.format(conv=f"nn.Conv{nd}d(3, 5, 3, stride={stride}, padding=1, "
+                             f"bias={bias})", expr=expr, shape=shape)
 
 
 @pytest.mark.parametrize(("name", "expr", "attr", "bias", "mnk"), [
@@ -82,13 +52,13 @@ def _task(tmp_path, name: str, text: str) -> Task:
 @pytest.mark.parametrize("form", ["fused", "blas"])
 def test_fused_linear_matches_torch(tmp_path, name, expr, attr, bias, mnk, form):
     m, n, k = mnk
-    task = _task(tmp_path, f"lin_{name}", LINEAR.format(k=k, n=n, bias=bias, expr=expr, m=m))
+    task = task_file(tmp_path, f"lin_{name}", LINEAR.format(k=k, n=n, bias=bias, expr=expr, m=m))
     prog = lower_task(task, "cpp")
     assert prog.params["g0.impl"] == "vendor" or m * n * k * 2 < 2 * 64**3
     assert ("g0.vform" in prog.space) == (attr is not None)
     prog = prog.with_params({"g0.impl": "vendor", **(
         {"g0.vform": form} if attr is not None else {})})
-    vendor = [s for s in _steps(prog) if "vendor" in s]
+    vendor = [s for s in plan_steps(prog) if "vendor" in s]
     assert len(vendor) == 1
     if form == "fused" and attr is None:  # a scale between GEMM and activation: not fused
         assert vendor[0]["vendor"] == "matmul"
@@ -109,17 +79,16 @@ def test_fused_linear_matches_torch(tmp_path, name, expr, attr, bias, mnk, form)
      "3, 3, 8, 8", 1),
 ])
 def test_fused_conv_matches_torch(tmp_path, name, nd, expr, attr, bias, shape, stride):
-    task = _task(tmp_path, f"conv_{name}", CONV.format(nd=nd, stride=stride, bias=bias,
-                                                       expr=expr, shape=shape))
+    task = task_file(tmp_path, f"conv_{name}", _conv(nd, stride, bias, expr, shape))
     prog = lower_task(task, "cpp").with_params({"g0.impl": "vendor", "g0.vform": "fused"})
-    vendor = [s for s in _steps(prog) if "vendor" in s]
+    vendor = [s for s in plan_steps(prog) if "vendor" in s]
     assert vendor[0]["vendor"] == "conv" and vendor[0]["attr"] == attr
     check_lowered(prog, tol=2e-4)
 
 
 def test_a_gemm_whose_intermediate_is_also_returned_keeps_its_epilogue_kernel(tmp_path):
     expr = "(self.fc(x), torch.relu(self.fc(x)))"
-    task = _task(tmp_path, "lin_two", LINEAR.format(k=40, n=24, bias=True, expr=expr, m=16))
+    task = task_file(tmp_path, "lin_two", LINEAR.format(k=40, n=24, bias=True, expr=expr, m=16))
     prog = lower_task(task, "cpp")
     for gi in (k.split(".")[0] for k in prog.space if k.endswith(".impl")):
         prog = prog.with_params({f"{gi}.impl": "vendor"})
@@ -131,9 +100,8 @@ def test_a_prepacked_conv_weight_follows_in_place_weight_updates(tmp_path):
 
     import torch
 
-    task = _task(tmp_path, "conv_pack", CONV.format(nd=2, stride=1, bias=True,
-                                                    expr="torch.relu(self.conv(x))",
-                                                    shape="2, 3, 9, 9"))
+    task = task_file(tmp_path, "conv_pack",
+                     _conv(2, 1, True, expr="torch.relu(self.conv(x))", shape="2, 3, 9, 9"))
     prog = lower_task(task, "cpp").with_params({"g0.impl": "vendor", "g0.vform": "fused"})
     mod = types.ModuleType("cand")
     exec(compile(prog.candidate.source, "cand", "exec"), mod.__dict__)
