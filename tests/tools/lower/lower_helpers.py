@@ -81,3 +81,13 @@ def check_lowered(prog, training: bool = False, seed: int = 1, tol: float = 1e-4
     return errors
 
 
+def built_pair(prog):
+    """``(candidate model, reference model)`` of a parameterless-init task, in eval mode,
+    the candidate holding the reference's weights."""
+    mod = types.ModuleType("cand")
+    exec(compile(prog.candidate.source, "cand", "exec"), mod.__dict__)
+    ref = prog.task.load_module().Model().eval()
+    new = mod.ModelNew()
+    new.load_state_dict(ref.state_dict())
+    return new, ref
+

@@ -9,7 +9,13 @@ import torch
 
 from kernelwright.spec import Task
 from kernelwright.tools.lower import lower_task
-from tests.tools.lower.lower_helpers import CONV_MODEL, check_lowered, plan_steps, task_file
+from tests.tools.lower.lower_helpers import (
+    CONV_MODEL,
+    built_pair,
+    check_lowered,
+    plan_steps,
+    task_file,
+)
 
 CASES = {  # name -> (conv, expr, input shape)
     "direct_2d": ("nn.Conv2d(3, 5, 3, padding=1)", "self.conv(x)", "2, 3, 9, 11"),
@@ -47,15 +53,9 @@ def test_a_channels_last_library_conv_matches_torch(tmp_path, name):
 
 
 def test_a_returned_channels_last_result_keeps_torchs_values_and_layout(tmp_path):
-    import types
-
-    task = _task(tmp_path, "direct_2d")
-    prog = lower_task(task, "cpp").with_params({"g0.impl": "vendor", "g0.vlayout": "cl"})
-    mod = types.ModuleType("cand")
-    exec(compile(prog.candidate.source, "cand", "exec"), mod.__dict__)
-    ref = task.load_module().Model().eval()
-    new = mod.ModelNew()
-    new.load_state_dict(ref.state_dict())
+    prog = lower_task(_task(tmp_path, "direct_2d"), "cpp").with_params(
+        {"g0.impl": "vendor", "g0.vlayout": "cl"})
+    new, ref = built_pair(prog)
     x = torch.randn(2, 3, 9, 11)
     with torch.no_grad():
         got, want = new(x), ref(x)

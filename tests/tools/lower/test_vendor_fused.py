@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from kernelwright.tools.lower import lower_task
-from tests.tools.lower.lower_helpers import CONV_MODEL, check_lowered, plan_steps, task_file
+from tests.tools.lower.lower_helpers import (
+    CONV_MODEL,
+    built_pair,
+    check_lowered,
+    plan_steps,
+    task_file,
+)
 
 LINEAR = '''
 import torch
@@ -96,18 +102,12 @@ def test_a_gemm_whose_intermediate_is_also_returned_keeps_its_epilogue_kernel(tm
 
 
 def test_a_prepacked_conv_weight_follows_in_place_weight_updates(tmp_path):
-    import types
-
     import torch
 
     task = task_file(tmp_path, "conv_pack",
                      _conv(2, 1, True, expr="torch.relu(self.conv(x))", shape="2, 3, 9, 9"))
     prog = lower_task(task, "cpp").with_params({"g0.impl": "vendor", "g0.vform": "fused"})
-    mod = types.ModuleType("cand")
-    exec(compile(prog.candidate.source, "cand", "exec"), mod.__dict__)
-    ref = task.load_module().Model().eval()
-    new = mod.ModelNew()
-    new.load_state_dict(ref.state_dict())
+    new, ref = built_pair(prog)
     x = torch.randn(2, 3, 9, 9)
     with torch.no_grad():
         torch.testing.assert_close(new(x), ref(x), atol=2e-4, rtol=2e-4)
