@@ -115,8 +115,11 @@ class R3Search:
                 seed=self.settings.seed,
                 n_startup_trials=4,
             )
-            if not tuner.trials():  # start from the source's best known point
-                tuner.enqueue({k: v for k, v in best.params.items() if k in space})
+            if not tuner.trials():  # start from the source's best known point, completed
+                # with the defaults: the tuner wants every parameter, and a best found by an
+                # older lowering may lack newer ones
+                start = {**source.default_params(), **best.params}
+                tuner.enqueue({k: v for k, v in start.items() if k in space})
             self._tuners[source.name] = tuner
         return self._tuners[source.name]
 

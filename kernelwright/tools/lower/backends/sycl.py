@@ -83,6 +83,11 @@ class SyclCodegen(Codegen):
             space["algo"] = ["gemm", "direct"]
         return space
 
+    def group_defaults(self, grp: Group) -> dict[str, Any]:
+        """The sub-group row kernel's shape, used when a search picks ``strategy=subgroup``
+        (every parameter of the space needs a default: the tuner enqueues full points)."""
+        return {"sg": SUB_GROUP, "rpg": 1} if grp.kind == "rows" else {}
+
     def anchor_defaults(self, grp: Group) -> dict[str, Any] | None:
         if grp.kind == "gemm":
             return sycl_gemm_defaults(grp.main[0])
