@@ -36,10 +36,10 @@ def group_space(prog, contract) -> dict[str, list[Any]]:
 
 def channels_last_allowed(grp, sched) -> bool:
     """Whether a library convolution may leave its result channels-last: a 2-D or 3-D one,
-    read only by kernels that index buffers through their layout (no other GEMM or
-    convolution anchor, whose operand packing assumes row-major buffers)."""
+    read only by kernels that index buffers through their layout (no other anchor: packed
+    operands and library calls on strided views assume row-major buffers)."""
     return (grp.kind == "conv" and len(grp.main[0].shape) in (4, 5)
-            and sum(g.kind in ("gemm", "conv") for g in sched.groups) == 1)
+            and sum(g.kind in LIBRARY_KINDS for g in sched.groups) == 1)
 
 
 def has_library_form(grp) -> bool:
