@@ -20,7 +20,8 @@ import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 
 from kernelwright.errors import LoweringError
-from kernelwright.tools.lower.ops_attention import fold_attention, routed_decomposition
+from kernelwright.tools.lower.attention_fold import fold_attention
+from kernelwright.tools.lower.ops_attention import routed_decomposition
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,23 @@ def _materialized_table() -> dict[Any, Any]:
     return dict(table.items())
 
 
+def constant_values(ep: Any) -> dict[str, torch.Tensor]:
+    """The values of an exported program's buffer and constant placeholders, by name."""
+    from torch.export.graph_signature import InputKind
+
+    out = {}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind == InputKind.BUFFER and spec.persistent:
+            value = ep.state_dict.get(spec.target)
+        elif spec.kind in (InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            value = ep.constants.get(spec.target)
+        else:
+            continue
+        if isinstance(value, torch.Tensor):
+            out[spec.arg.name] = value
+    return out
+
+
 @dataclass
 class Captured:
     """An exported program and what its graph inputs are."""
@@ -85,7 +103,7 @@ def capture(model: torch.nn.Module, inputs: list[Any]) -> Captured:
             with torch.no_grad():
                 ep = torch.export.export(model, args, strict=False)
             ep = ep.run_decompositions(decomposition_table())
-            fold_attention(ep.graph_module)
+            fold_attention(ep.graph_module, constant_values(ep))
     except Exception as exc:
         raise LoweringError(
             f"torch.export could not capture the reference ({type(exc).__name__}: "

@@ -129,3 +129,41 @@ def test_hand_written_attention_folds_into_one_kernel(tmp_path, name):
     kinds = [g.kind for g in prog.variants[0].sched.groups]
     assert kinds.count("attention") == kernels, kinds
     check_lowered(prog, tol=1e-4)
+
+
+MASKED = '''
+import torch
+from torch.nn import functional as F
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", {buffer}.view(1, 1, 12, 12))
+
+    def forward(self, q, k, v):
+        att = (q @ k.transpose(-2, -1)) * 0.25
+        att = att.masked_fill({mask}, float("-inf"))
+        return F.softmax(att, dim=-1) @ v
+
+def get_inputs():
+    return [torch.randn(2, 3, 12, 8), torch.randn(2, 3, 12, 8), torch.randn(2, 3, 12, 5)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize(("name", "buffer", "mask", "folded"), [
+    ("mingpt_causal", "torch.tril(torch.ones(12, 12))", "self.bias == 0", 1),
+    ("anti_causal", "torch.triu(torch.ones(12, 12))", "self.bias == 0", 0),
+    ("from_the_input", "torch.tril(torch.ones(12, 12))", "q.sum(-1, keepdim=True) > 0", 0),
+])
+def test_a_causal_mask_from_a_buffer_folds_other_masks_do_not(tmp_path, name, buffer, mask,
+                                                              folded):
+    prog = lower_task(task_file(tmp_path, f"masked_{name}",
+                                MASKED.format(buffer=buffer, mask=mask)), "cpp")
+    groups = prog.variants[0].sched.groups
+    assert [g.kind for g in groups].count("attention") == folded
+    if folded:
+        assert groups[[g.kind for g in groups].index("attention")].main[0].causal
+    check_lowered(prog, tol=1e-4)
