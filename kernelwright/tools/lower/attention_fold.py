@@ -20,7 +20,7 @@ from torch import fx
 
 from kernelwright.tools.lower import ops_attention  # noqa: F401  (registers the operator)
 
-_RESHAPES = ("view", "_unsafe_view", "reshape", "expand")
+_RESHAPES = ("view", "_unsafe_view", "reshape", "expand", "clone", "alias")  # value-keeping
 _SOFTMAX = ("softmax", "_softmax")  # not _safe_softmax: 0, not NaN, on rows of -inf
 
 

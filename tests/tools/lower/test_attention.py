@@ -143,7 +143,7 @@ class Model(torch.nn.Module):
     def forward(self, q, k, v):
         att = (q @ k.transpose(-2, -1)) * 0.25
         att = att.masked_fill({mask}, float("-inf"))
-        return F.softmax(att, dim=-1) @ v
+        return F.dropout(F.softmax(att, dim=-1), {drop}, self.training) @ v
 
 def get_inputs():
     return [torch.randn(2, 3, 12, 8), torch.randn(2, 3, 12, 8), torch.randn(2, 3, 12, 5)]
@@ -153,15 +153,17 @@ def get_init_inputs():
 '''
 
 
-@pytest.mark.parametrize(("name", "buffer", "mask", "folded"), [
-    ("mingpt_causal", "torch.tril(torch.ones(12, 12))", "self.bias == 0", 1),
-    ("anti_causal", "torch.triu(torch.ones(12, 12))", "self.bias == 0", 0),
-    ("from_the_input", "torch.tril(torch.ones(12, 12))", "q.sum(-1, keepdim=True) > 0", 0),
+@pytest.mark.parametrize(("name", "buffer", "mask", "drop", "folded"), [
+    # KernelBench level 3's minGPT attention: a tril buffer and dropout(p=0), a clone
+    ("mingpt_causal", "torch.tril(torch.ones(12, 12))", "self.bias == 0", 0.0, 1),
+    ("anti_causal", "torch.triu(torch.ones(12, 12))", "self.bias == 0", 0.0, 0),
+    ("from_the_input", "torch.tril(torch.ones(12, 12))", "q.sum(-1, keepdim=True) > 0", 0.0,
+     0),
 ])
 def test_a_causal_mask_from_a_buffer_folds_other_masks_do_not(tmp_path, name, buffer, mask,
-                                                              folded):
+                                                              drop, folded):
     prog = lower_task(task_file(tmp_path, f"masked_{name}",
-                                MASKED.format(buffer=buffer, mask=mask)), "cpp")
+                                MASKED.format(buffer=buffer, mask=mask, drop=drop)), "cpp")
     groups = prog.variants[0].sched.groups
     assert [g.kind for g in groups].count("attention") == folded
     if folded:
