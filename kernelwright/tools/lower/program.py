@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pprint
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
@@ -135,13 +136,14 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
         grp = groups[i]
         params = _group_params(prog.params, gi_of(grp, sched))
         if params.get("impl") == "vendor":
-            make = {"gemm": vendor_step, "conv": vendor_conv,
-                    "attention": vendor_attention}[grp.kind]
+            make = {"gemm": vendor_step, "attention": vendor_attention,
+                    "conv": partial(vendor_conv, channels_last=params.get("vlayout") == "cl")
+                    }[grp.kind]
             fused = (post_ops(g, sched, grp) if params.get("vform", "fused") == "fused"
                      else None)
             if fused is not None and fused.end.id not in names:
                 names[fused.end.id] = real[fused.end.id] = f"bv{fused.end.id}"
-            step = make(grp.main[0], names, grp.name, fused, params.get("vlayout") == "cl")
+            step = make(grp.main[0], names, grp.name, fused)
             if step is not None:
                 if step.layout is not None:  # our kernels read it in the library's layout
                     real.layouts[step.out] = step.layout

@@ -94,10 +94,8 @@ class VendorStep:
 
 
 def vendor_step(gemm: Gemm, names: dict[int, str], name: str,
-                fused: FusedEpilogue | None = None,
-                channels_last: bool = False) -> VendorStep | None:
+                fused: FusedEpilogue | None = None) -> VendorStep | None:
     """A library step for ``gemm`` when its operands are strided buffer views, else None.
-    (``channels_last`` is a convolution's option; a GEMM's result is always row-major.)
 
     With ``fused`` the step computes ``fused.end`` (bias and activation as post-ops) into
     ``names[fused.end.id]``, which the caller must have named.
@@ -218,9 +216,9 @@ class VendorAttention(VendorStep):
 
 
 def vendor_attention(a: Attention, names: dict[int, str], name: str,
-                     fused: FusedEpilogue | None = None,
-                     channels_last: bool = False) -> VendorAttention | None:
-    """A library step for ``a`` when its operands are strided buffer views, else None."""
+                     fused: FusedEpilogue | None = None) -> VendorAttention | None:
+    """A library step for ``a`` when its operands are strided buffer views, else None
+    (``fused`` is ignored: torch's attention kernel takes no post-ops)."""
     if a.dtype not in VENDOR_DTYPES or a.id not in names or not flash_attention_fits(a):
         return None
     views = [strided_view(x, names) for x in a.deps]

@@ -63,9 +63,10 @@ def prepare(step: dict[str, Any], slot: dict[str, int]) -> tuple[Call, int]:
             return op(x(ts).contiguous(), weight(w(ts)), b(ts), attr, scalars, algo)
     elif kind == "conv":
         call = _conv_call(step, slot)
-    elif kind == "attention":  # the fused kernel itself: the composite would take the
-        flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu  # math path
-        q, k, v = (_viewer(step[n], slot) for n in "qkv")  # under a dispatch mode
+    elif kind == "attention":
+        # the fused kernel itself: under a dispatch mode the composite takes the math path
+        flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+        q, k, v = (_viewer(step[n], slot) for n in "qkv")
         causal, scale = bool(step["causal"]), float(step["scale"])
 
         def call(ts):
