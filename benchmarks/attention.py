@@ -1,5 +1,5 @@
-"""Attention: eager PyTorch vs our attention kernel vs torch's fused kernel as the library
-option, on the C++ backend, per shape.
+"""Attention: eager PyTorch and torch.compile vs our attention kernel vs torch's fused kernel
+as the library option, on the C++ backend, per shape.
 
 Each shape is written as a KernelBench-format task, lowered (``ir.Attention``) and timed in
 this process on the nominal inputs in interleaved rounds with eager (median ms per forward of
@@ -16,6 +16,8 @@ import os
 import statistics
 import tempfile
 from pathlib import Path
+
+import torch
 
 from benchmarks.vendor_fused import eager_s
 from kernelwright.spec import Task
@@ -51,8 +53,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    print(f"{'shape':<30}{'eager ms':>10}{'ours ms':>10}{'torch ms':>10}{'ours x':>8}"
-          f"{'torch x':>9}")
+    print(f"{'shape':<30}{'eager ms':>10}{'compile ms':>11}{'ours ms':>10}{'torch ms':>10}"
+          f"{'ours x':>8}{'vs compile':>11}{'torch x':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, (b, h, n, d, causal) in SHAPES.items():
             path = Path(tmp) / f"{name}.py"
@@ -61,14 +63,18 @@ def main() -> None:
             prog = lower_task(task, "cpp")
             progs = {"ours": prog.with_params({"g0.impl": "kernel"}),
                      "torch": prog.with_params({"g0.impl": "vendor"})}
-            samples: dict[str, list[float]] = {"eager": [], "ours": [], "torch": []}
+            samples: dict[str, list[float]] = {"eager": [], "compile": [], "ours": [],
+                                               "torch": []}
+            compiled = torch.compile  # one compile per round's fresh model; warmed up first
             for _ in range(args.rounds):
                 samples["eager"].append(eager_s(task))
+                samples["compile"].append(eager_s(task, wrap=compiled))
                 for key, p in progs.items():
                     samples[key].append(time_program(p, rounds=1)[0])
             ms = {key: statistics.median(v) * 1e3 for key, v in samples.items()}
-            print(f"{name:<30}{ms['eager']:>10.3f}{ms['ours']:>10.3f}{ms['torch']:>10.3f}"
-                  f"{ms['eager'] / ms['ours']:>7.2f}x{ms['eager'] / ms['torch']:>8.2f}x",
+            print(f"{name:<30}{ms['eager']:>10.3f}{ms['compile']:>11.3f}{ms['ours']:>10.3f}"
+                  f"{ms['torch']:>10.3f}{ms['eager'] / ms['ours']:>7.2f}x"
+                  f"{ms['compile'] / ms['ours']:>10.2f}x{ms['eager'] / ms['torch']:>8.2f}x",
                   flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 

@@ -30,10 +30,13 @@ OPTIONS = {"kernel": {"impl": "kernel"}, "fused": {"impl": "vendor", "vform": "f
            "blas_cl": {"impl": "vendor", "vform": "blas", "vlayout": "cl"}}
 
 
-def eager_s(task: Task, min_time_s: float = 0.05) -> float:
+def eager_s(task: Task, min_time_s: float = 0.05, wrap=None) -> float:
+    """Seconds per forward of the task's model (``wrap(model)``: e.g. ``torch.compile``)."""
     module = task.load_module()
     torch.manual_seed(0)
     model = module.Model(*init_inputs_for(module)).eval()
+    if wrap is not None:
+        model = wrap(model)
     inputs = nominal_inputs(module, 0)
     with torch.no_grad():
         model(*inputs)
