@@ -12,7 +12,8 @@ before every candidate) checks every recorded entry: an unchanged ``stat`` is tr
 changed one is hashed again, and an entry whose bytes no longer match is removed (the next
 build rebuilds it) and reported. :meth:`BuildCache.adopt` records entries trusted processes
 added. :func:`trusted_file` is the check a trusted process makes before it loads a cached
-binary itself (the SYCL shim in ``doctor`` or an in-process tuner).
+binary itself (the SYCL shim in ``doctor`` or an in-process tuner); :func:`seal_tree` is the
+one it makes before a runtime reads a folder of the cache on its own (SYCL's kernel cache).
 """
 
 from __future__ import annotations
@@ -75,12 +76,13 @@ class BuildCache:
         tmp.write_text(json.dumps(self.index, sort_keys=True))
         os.replace(tmp, self.index_path)
 
-    def entries(self) -> list[Path]:
-        """Every recordable file of the cache (relative paths, in subdirectories only)."""
+    def entries(self, under: Path | None = None) -> list[Path]:
+        """Every recordable file of the cache (relative paths, in subdirectories only), or
+        of its folder ``under``."""
         if not self.root.is_dir():
             return []
         found = []
-        for dirpath, _, files in os.walk(self.root):
+        for dirpath, _, files in os.walk(self.root / under if under else self.root):
             if Path(dirpath) == self.root:
                 continue  # top-level files are data (peaks), never loaded as code
             for name in files:
@@ -186,6 +188,46 @@ def record_file(path: Path, settings: Settings) -> None:
         cache.adopt([rel])
     except (OSError, ValueError) as exc:  # unrecorded: rebuilt before a trusted load
         log.debug("could not record %s: %s", path, exc)
+
+
+def seal_tree(folder: Path, settings: Settings) -> list[str]:
+    """Before a trusted process lets a runtime read cached binaries in ``folder`` by itself
+    (the SYCL runtime's kernel cache, which no :func:`trusted_file` call guards): remove every
+    file there that is unrecorded or no longer matches its digest, and return their relative
+    paths; the runtime rebuilds what it then misses. Inside a sandbox, or for a folder outside
+    the cache, nothing is done."""
+    if os.environ.get(SANDBOXED_ENV) == "1":
+        return []
+    cache = BuildCache.of(settings)
+    rels = _files_under(cache, folder)
+    removed = [rel for rel in rels if not cache.check(rel)]
+    for rel in removed:
+        (cache.root / rel).unlink(missing_ok=True)
+        cache.index.pop(rel, None)
+    if removed:
+        log.warning("%d SYCL runtime cache entries were not recorded or did not match their "
+                    "digests; removed (they will be rebuilt): %s", len(removed),
+                    ", ".join(removed[:4]))
+        cache._save()
+    return removed
+
+
+def record_tree(folder: Path, settings: Settings) -> int:
+    """Record the files a trusted process's runtime just wrote in ``folder``; how many."""
+    if os.environ.get(SANDBOXED_ENV) == "1":
+        return 0
+    cache = BuildCache.of(settings)
+    return cache.adopt([rel for rel in _files_under(cache, folder) if rel not in cache.index])
+
+
+def _files_under(cache: BuildCache, folder: Path) -> list[str]:
+    try:
+        sub = Path(folder).resolve().relative_to(cache.root.resolve())
+    except (OSError, ValueError):
+        return []
+    if not sub.parts:
+        return []  # the whole cache: verify() is the check for that
+    return [str(rel) for rel in cache.entries(sub)]
 
 
 def _sha256(path: Path) -> str:

@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelwright.errors import BackendUnavailableError, LaunchError
@@ -40,6 +41,7 @@ from kernelwright.tools.backends.base import (
     KernelModule,
     module_functions,
 )
+from kernelwright.tools.backends.cache_record import record_tree, seal_tree
 from kernelwright.tools.backends.sycl_env import INSTALL_FIX, apply_runtime_env
 
 if TYPE_CHECKING:
@@ -160,6 +162,7 @@ class SyclBackend(Backend):
         known = self._builds[key].result if key in self._builds else self._failed.get(key)
         if known is not None:  # failures too: the same source fails the same way
             return known.model_copy(update={"cached": True, "seconds": 0.0})
+        runtime_cache = self._sealed_runtime_cache()
         start, entries_before = time.perf_counter(), _rtc_cache_entries()
         keep: dict[str, Any] = {}
         if language == "sycl":
@@ -169,6 +172,8 @@ class SyclBackend(Backend):
             bundle, text = self.runtime.build_opencl(source, opts)
             keep = {} if bundle is None else _opencl_kernels(bundle, source)
             pointers = {n: int(k.addressof_ref()) for n, k in keep.items()}
+        if runtime_cache is not None:
+            record_tree(runtime_cache, self.settings)
         result = self._result(language, opts, key, bundle is not None, text, start, pointers,
                               entries_before)
         if result.ok:
@@ -176,6 +181,17 @@ class SyclBackend(Backend):
         else:
             self._failed[key] = result
         return result
+
+    def _sealed_runtime_cache(self) -> Path | None:
+        """The SYCL runtime's own kernel cache, cleared of every file the integrity record does
+        not vouch for before the runtime may read it (trusted processes only; a sandbox sees
+        the cache the orchestrator verified); ``None`` when the runtime keeps none."""
+        _ = self.runtime  # opening the runtime sets SYCL_CACHE_DIR
+        folder = os.environ.get("SYCL_CACHE_DIR")
+        if not folder:
+            return None
+        seal_tree(Path(folder), self.settings)
+        return Path(folder)
 
     def _kernel_pointers(self, bundle: int, source: str) -> dict[str, int]:
         found = {n: self.runtime.get_kernel(bundle, n) for n in extern_c_names(source)}

@@ -45,3 +45,85 @@ def test_an_altered_cached_cuda_binary_is_rebuilt_not_loaded(tmp_path, monkeypat
     assert target.read_bytes() != good
     again = CudaBackend(settings).build(CUDA_SRC)
     assert again.ok and not again.cached and target.read_bytes() == good
+
+
+def test_seal_tree_keeps_only_what_the_record_vouches_for(tmp_path, monkeypatch):
+    from kernelwright.tools.backends.cache_record import BuildCache, record_tree, seal_tree
+
+    monkeypatch.delenv(SANDBOXED_ENV, raising=False)
+    settings = Settings(cache_dir=tmp_path / "cache", data_dir=tmp_path / "data")
+    folder = tmp_path / "cache" / "sycl" / "ext_kernel_compiler" / "k"
+    folder.mkdir(parents=True)
+    (folder / "honest.bin").write_bytes(b"honest")
+    (folder / "altered.bin").write_bytes(b"before")
+    (tmp_path / "cache" / "builds").mkdir()
+    (tmp_path / "cache" / "builds" / "other.so").write_bytes(b"not sealed here")
+    assert record_tree(tmp_path / "cache" / "sycl", settings) == 2
+    (folder / "altered.bin").write_bytes(b"after!")
+    (folder / "planted.bin").write_bytes(b"never recorded")
+    removed = seal_tree(tmp_path / "cache" / "sycl", settings)
+    assert sorted(removed) == ["sycl/ext_kernel_compiler/k/altered.bin",
+                               "sycl/ext_kernel_compiler/k/planted.bin"]
+    assert sorted(p.name for p in folder.iterdir()) == ["honest.bin"]
+    assert (tmp_path / "cache" / "builds" / "other.so").exists()  # outside the folder
+    assert list(BuildCache.of(settings).index) == ["sycl/ext_kernel_compiler/k/honest.bin"]
+    monkeypatch.setenv(SANDBOXED_ENV, "1")  # in a sandbox the record is out of reach
+    (folder / "planted.bin").write_bytes(b"again")
+    assert seal_tree(tmp_path / "cache" / "sycl", settings) == []
+    assert (folder / "planted.bin").exists()
+
+
+SYCL_BUILD = """
+import json, sys
+from pathlib import Path
+import torch
+from kernelwright.config import Settings
+from kernelwright.tools.backends.sycl import SyclBackend
+root, op = Path(sys.argv[1]), sys.argv[2]
+backend = SyclBackend(Settings(cache_dir=root / "cache", data_dir=root / "data"))
+build = backend.build('''
+#include <sycl/sycl.hpp>
+namespace syclexp = sycl::ext::oneapi::experimental;
+extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))
+void vadd(const float* a, const float* b, float* out, int n) {
+  size_t i = sycl::ext::oneapi::this_work_item::get_nd_item<1>().get_global_id(0);
+  if (i < (size_t)n) out[i] = a[i] @OP@ b[i];
+}
+'''.replace("@OP@", op))
+a = torch.arange(64, dtype=torch.float32)
+out = torch.zeros(64)
+backend.load(build).vadd(a, a, out, 64, global_size=(64,), local_size=(64,))
+print(json.dumps({"cached": build.cached, "right": bool(torch.equal(out, 2 * a))}))
+"""
+
+
+@pytest.mark.requires_sycl
+def test_the_sycl_runtime_reads_no_cache_entry_the_record_does_not_vouch_for(tmp_path):
+    """The runtime reads its own kernel cache with no check of ours: a trusted process clears
+    swapped and planted entries there before the runtime may read them."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in (SANDBOXED_ENV, "SYCL_CACHE_DIR")}
+
+    def build(root, op="+") -> dict:
+        out = subprocess.run([sys.executable, "-c", SYCL_BUILD, str(root), op], env=env,
+                             capture_output=True, text=True, timeout=300, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def binaries(root):
+        return sorted((tmp_path / root / "cache" / "sycl").rglob("*.bin"), key=lambda p: p.name)
+
+    assert build(tmp_path / "honest") == {"cached": False, "right": True}
+    assert build(tmp_path / "evil", "-") == {"cached": False, "right": False}
+    honest = binaries("honest")
+    assert [p.name for p in honest] == [p.name for p in binaries("evil")]
+    for mine, theirs in zip(honest, binaries("evil"), strict=True):
+        mine.write_bytes(theirs.read_bytes())  # a - b swapped in behind the trusted side's back
+    planted = honest[0].with_name("planted.bin")
+    planted.write_bytes(b"evil")
+    assert build(tmp_path / "honest")["right"]  # rebuilt, not read
+    assert not planted.exists()
+    assert build(tmp_path / "honest") == {"cached": True, "right": True}  # recorded again
