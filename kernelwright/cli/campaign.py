@@ -39,6 +39,10 @@ def campaign(
     campaign_id: Annotated[str | None, typer.Option("--campaign-id")] = None,
     store: StoreOpt = None,
     cluster: ClusterOpt = None,
+    parallel: Annotated[
+        int | None, typer.Option("--parallel", help="tasks sliced at once", min=1,
+                                 show_default="one per --cluster worker, else 1")
+    ] = None,
     json_out: JsonOpt = False,
     llm_base_url: LlmUrl = None,
     llm_model: LlmModel = None,
@@ -66,6 +70,7 @@ def campaign(
             task_dir, settings, root, hours=hours, budget_per_task=budget_per_task,
             slice_evals=slice_evals, max_tokens=max_tokens, max_cost=max_cost,
             campaign_id=campaign_id, observer=None if json_out else _progress,
+            parallel=parallel,
         )  # fmt: skip
     except KernelwrightError as exc:
         _fail(exc)

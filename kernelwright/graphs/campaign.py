@@ -1,15 +1,20 @@
 """A campaign: many tasks, one budget, one checkpointed run.
 
-    choose --(a task)--> work --> choose ... --(deadline, budget or tasks exhausted)--> finish
+    choose --(up to `parallel` tasks)--> work x N --> choose ... --(deadline, budget or tasks
+    exhausted)--> finish
 
 ``choose`` asks the bandit (``bandit.SlidingWindowUCB``: sliding-window UCB on the improvement
-of each task's best speedup per evaluation) which task gets the next slice of evaluations;
-``work`` grows that task's own optimisation run by one slice (``campaign_slice.SliceRunner``);
+of each task's best speedup per evaluation) which tasks get the next slices of evaluations,
+up to ``parallel`` distinct ones (one per evaluation worker of a cluster); one ``work`` per
+chosen task, run at once, grows that task's own optimisation run by one slice
+(``campaign_slice.SliceRunner``);
 ``finish`` computes the campaign's figures (ours and KernelBench's). The campaign's thread lives
 in the same checkpoint database as its task runs (thread id = campaign id, task run ids
 ``<campaign id>--<task name>``), with ``durability="sync"``: a kill -9 at any moment resumes
 with ``kernelwright resume CAMPAIGN_ID`` and counts every evaluation once (``work`` is
-idempotent; each slice record is written once, by the checkpoint that ends ``work``).
+idempotent; each slice record is written once, by the checkpoint that ends ``work``; of
+parallel slices, those that finished before a kill are kept as the step's pending writes and
+only the others run again).
 
 Stops: the wall-clock deadline (``--hours``; checked between slices and, by the task run's
 critic, between the rounds of a slice, so a campaign overruns by at most one round of
@@ -26,6 +31,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Send
 
 from kernelwright.errors import CampaignError
 from kernelwright.graphs.bandit import Pull, SlidingWindowUCB, slice_gain
@@ -47,7 +53,10 @@ class CampaignState(TypedDict, total=False):
     max_tokens: int | None
     max_cost: float | None
     slices: Annotated[list[dict[str, Any]], _add]  # one record per finished slice
-    next_task: str | None
+    parallel: int  # tasks sliced at once (default 1)
+    next_tasks: list[str]  # what ``choose`` picked for the next step's slices
+    next_task: str | None  # the single pick of checkpoints made before ``parallel``
+    task: str  # a ``work`` branch's task (its Send payload; never written)
     stop_reason: str
     status: str
 
@@ -106,12 +115,18 @@ def build_campaign_graph(
     graph.add_node("work", nodes.work)
     graph.add_node("finish", nodes.finish)
     graph.add_edge(START, "choose")
-    graph.add_conditional_edges(
-        "choose", lambda s: "work" if s.get("next_task") else "finish", ["work", "finish"]
-    )
+    graph.add_conditional_edges("choose", _slices_or_finish, ["work", "finish"])
     graph.add_edge("work", "choose")
     graph.add_edge("finish", END)
     return graph.compile(checkpointer=checkpointer)
+
+
+def _slices_or_finish(state: CampaignState) -> list[Send] | str:
+    """One ``work`` branch per chosen task, run in the same step; ``finish`` when none."""
+    tasks = state.get("next_tasks") or ([state["next_task"]] if state.get("next_task") else [])
+    if not tasks:
+        return "finish"
+    return [Send("work", {**state, "task": t}) for t in tasks]
 
 
 class _CampaignNodes:
@@ -132,9 +147,12 @@ class _CampaignNodes:
         ]  # fmt: skip
         why = self._stop_reason(state, active)
         if why is not None:
-            return {"next_task": None, "stop_reason": why}
+            return {"next_tasks": [], "next_task": None, "stop_reason": why}
         pulls = [Pull(r["task"], r["evals"], r["gain"]) for r in state.get("slices") or []]
-        return {"next_task": self.bandit.choose(active, pulls)}
+        chosen: list[str] = []
+        for _ in range(min(max(1, int(state.get("parallel") or 1)), len(active))):
+            chosen.append(self.bandit.choose([t for t in active if t not in chosen], pulls))
+        return {"next_tasks": chosen, "next_task": None}
 
     def _stop_reason(self, state: CampaignState, active: list[str]) -> str | None:
         if not active:
@@ -154,10 +172,11 @@ class _CampaignNodes:
         return float(meta.get("deadline") or state["deadline"])
 
     def work(self, state: CampaignState) -> dict:
-        task = state["next_task"]
+        task = state.get("task") or state["next_task"]
         before = task_standing(state)[task]
         target = min(before["spent"] + state["slice_evals"], state["budget_per_task"])
         run_id = task_run_id(state["campaign_id"], task)
+        began = time.time()
         self._tell("slice", {"task": task, "run_id": run_id, "target": target,
                              "spent_before": before["spent"],
                              "budget_per_task": state["budget_per_task"]})  # fmt: skip
@@ -179,10 +198,11 @@ class _CampaignNodes:
             "exhausted": out.stopped_early,
             "tokens": out.tokens,
             "cost": out.cost,
+            "began": began,
             "at": time.time(),
         }
         self._tell("sliced", record)
-        return {"slices": [record], "next_task": None}
+        return {"slices": [record]}
 
     def finish(self, state: CampaignState) -> dict:
         summary = campaign_summary(state, self.runner.runs)
@@ -209,8 +229,10 @@ def new_campaign_state(
     started: float,
     max_tokens: int | None = None,
     max_cost: float | None = None,
+    parallel: int = 1,
 ) -> dict[str, Any]:
     return {
+        "parallel": parallel,
         "campaign_id": campaign_id,
         "tasks": tasks,
         "budget_per_task": budget_per_task,

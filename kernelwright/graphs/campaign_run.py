@@ -6,6 +6,8 @@ files, the deadline, the per-task budget, the slice size, the LLM budgets, the b
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from kernelwright.graphs.campaign_metrics import CampaignSummary, campaign_summa
 from kernelwright.graphs.campaign_slice import SliceRunner
 from kernelwright.graphs.store import RunStore, new_run_id, open_checkpointer
 from kernelwright.graphs.teams import offline_team
+from kernelwright.tools.cluster import open_pool
 
 Observer = Any  # (event, data) -> None
 
@@ -40,10 +43,15 @@ def start_campaign(
     campaign_id: str | None = None,
     observer: Observer | None = None,
     context_factory=offline_team,
+    parallel: int | None = None,
 ) -> CampaignSummary:
-    """Create a campaign over every task file of ``task_dir`` and drive it to its end."""
+    """Create a campaign over every task file of ``task_dir`` and drive it to its end;
+    ``parallel`` tasks are sliced at once (default: one per evaluation worker of
+    ``settings.cluster``, else 1)."""
     if hours <= 0 or slice_evals < 1:
         raise CampaignError("a campaign needs --hours > 0 and a slice of at least 1 evaluation")
+    if parallel is not None and parallel < 1:
+        raise CampaignError(f"--parallel {parallel} is not valid: give 1 or more tasks at once")
     tasks = task_dir_files(task_dir)
     runs = RunStore(root)
     campaign_id = campaign_id or new_run_id(f"campaign-{Path(task_dir).resolve().name}")
@@ -62,6 +70,7 @@ def start_campaign(
                 "hours": hours,
                 "max_tokens": max_tokens,
                 "max_cost": max_cost,
+                "parallel": parallel,
                 "status": "created",
                 "llm": settings.llm.model_dump(mode="json") if settings.llm.enabled else None,
             },
@@ -111,7 +120,17 @@ def resume_campaign(
             max_cost=meta.get("max_cost"),
         )
     runs.update_meta(campaign_id, status="running")
-    with SliceRunner(settings, runs, context_factory=context_factory) as runner:
+    with contextlib.ExitStack() as stack:
+        parallel = meta.get("parallel")
+        if settings.cluster:  # one pool of device workers for every task's team
+            pool = stack.enter_context(open_pool(settings))
+            context_factory = functools.partial(context_factory, pool=pool)
+            parallel = parallel or len(pool.actors)
+        parallel = max(1, int(parallel or 1))
+        if initial is not None:
+            initial["parallel"] = parallel
+        runner = stack.enter_context(SliceRunner(settings, runs, context_factory=context_factory,
+                                                 max_open=max(3, parallel)))
         graph = build_campaign_graph(runner, SlidingWindowUCB(), saver, observer)
         if hours is not None and initial is None and not graph.get_state(config).next:
             # finished: reopen the loop after its last slice ("work" -> "choose")

@@ -17,11 +17,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from kernelwright.config import Settings
+from kernelwright.errors import CampaignError
 from kernelwright.graphs.drive import drive, initial_state, snapshot, step_limit
 from kernelwright.graphs.runner import finish_report
 from kernelwright.graphs.state import current_profiles
@@ -69,6 +71,8 @@ class SliceRunner:
         self.max_open = max_open
         self.saver = open_checkpointer(runs.root)
         self._open: OrderedDict[str, tuple[contextlib.ExitStack, Any]] = OrderedDict()
+        self._busy: set[str] = set()  # runs whose slice is under way (parallel slices)
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"SliceRunner({self.runs!r}, open={list(self._open)})"
@@ -94,9 +98,17 @@ class SliceRunner:
         A fresh context: the run's graph must not see the campaign graph's run context (it
         would otherwise be taken for a subgraph of the campaign's thread).
         """
-        return contextvars.Context().run(
-            self._run, run_id, task_path, target, meta, observer, deadline
-        )
+        with self._lock:
+            if run_id in self._busy:
+                raise CampaignError(f"run {run_id} already has a slice under way")
+            self._busy.add(run_id)
+        try:
+            return contextvars.Context().run(
+                self._run, run_id, task_path, target, meta, observer, deadline
+            )
+        finally:
+            with self._lock:
+                self._busy.discard(run_id)
 
     def _run(self, run_id, task_path, target, meta, observer, deadline=None) -> SliceOutcome:
         if run_id not in self.runs.run_ids():
@@ -134,16 +146,21 @@ class SliceRunner:
                 rule.time_limit_s = limit
 
     def _context(self, run_id: str) -> Any:
-        """The run's team (kept open: warm workers), opening it if needed."""
-        if run_id in self._open:
-            self._open.move_to_end(run_id)
-            return self._open[run_id][1]
-        while len(self._open) >= self.max_open:
-            _, (stack, _) = self._open.popitem(last=False)
+        """The run's team (kept open: warm workers), opening it if needed; the least recently
+        used idle team is closed to stay within ``max_open``."""
+        with self._lock:
+            if run_id in self._open:
+                self._open.move_to_end(run_id)
+                return self._open[run_id][1]
+            idle = [r for r in self._open if r not in self._busy]
+            closing = [self._open.pop(r) for r in idle[: max(0, len(self._open) + 1 -
+                                                                 self.max_open)]]
+        for stack, _ in closing:
             stack.close()
         stack = contextlib.ExitStack()
         ctx = stack.enter_context(self.context_factory(self.settings, self.runs, run_id))
-        self._open[run_id] = (stack, ctx)
+        with self._lock:
+            self._open[run_id] = (stack, ctx)
         return ctx
 
     def _outcome(self, run_id: str, values: dict[str, Any], target: int) -> SliceOutcome:

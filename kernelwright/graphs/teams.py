@@ -20,10 +20,12 @@ from kernelwright.graphs.store import RunStore
 
 
 @contextlib.contextmanager
-def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[OptimizeContext]:
+def offline_team(settings: Settings, store: RunStore, run_id: str,
+                 pool=None) -> Iterator[OptimizeContext]:
     """Lowering planner, lowered-program coder, roofline profiler, rule critic, sandboxed
     harness; with ``settings.llm`` enabled, LLM policies wrap them (the offline ones stay as
-    seed, fallbacks and hard stops)."""
+    seed, fallbacks and hard stops). ``pool``: an evaluation pool the caller owns and shares
+    (a campaign's cluster workers); by default the team opens its own."""
     from kernelwright.agents.coder import LoweredCoder
     from kernelwright.agents.critic import HierarchyCritic, RuleCritic
     from kernelwright.agents.lowered import SourceCache
@@ -54,7 +56,8 @@ def offline_team(settings: Settings, store: RunStore, run_id: str) -> Iterator[O
         planner, coder, critic, persist = _llm_policies(
             settings, store, run_id, planner, coder, critic, peaks, lowered
         )
-    with open_pool(settings) as pool:  # in-process, or Ray workers with --cluster
+    owned = open_pool(settings) if pool is None else contextlib.nullcontext(pool)
+    with owned as pool:  # in-process, or Ray workers with --cluster
         yield OptimizeContext(
             settings=settings,
             store=store,

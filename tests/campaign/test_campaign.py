@@ -170,3 +170,46 @@ def test_progress_lines_count_per_slice(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "[campaign] l1_gelu: a slice of up to 2 evaluations (4 so far, 12 at most)"
     assert out[1].startswith("[campaign] l1_gelu: 2 evaluations in this slice (6 in all)")
+
+
+class MeetingEvaluator(Evaluator):
+    """Both tasks' first evaluations must be under way at once (a barrier), so the test fails
+    if slices run one after the other."""
+
+    def __init__(self, curves, crash_after=None) -> None:
+        super().__init__(curves, crash_after)
+        self.barrier = __import__("threading").Barrier(2, timeout=30)
+        self.met: set[str] = set()
+
+    def __call__(self, task, candidate):
+        if task.name not in self.met:
+            self.met.add(task.name)
+            self.barrier.wait()
+        return super().__call__(task, candidate)
+
+
+def test_parallel_slices_run_at_once_and_count_every_evaluation_once(task_dir, settings):
+    evaluator = MeetingEvaluator(CURVES)
+    summary = run(task_dir, settings, evaluator, parallel=2)
+    assert summary.evaluations == 24 == len(evaluator.calls) == len(set(evaluator.calls))
+    store = RunStore(settings.data_dir)
+    assert store.meta("c1")["parallel"] == 2
+    logged = store.evaluations("c1--l1_gelu") + store.evaluations("c1--l1_relu_like")
+    assert len(logged) == len(set(logged)) == 24
+
+
+@pytest.mark.slow
+def test_a_parallel_campaign_killed_resumes_and_counts_every_evaluation_once(task_dir, settings):
+    with pytest.raises(KeyboardInterrupt):
+        run(task_dir, settings, Evaluator(CURVES, crash_after=5), parallel=2)
+    evaluator = Evaluator(CURVES)
+    summary = resume_campaign("c1", settings, settings.data_dir, context_factory=team(evaluator))
+    store = RunStore(settings.data_dir)
+    logged = store.evaluations("c1--l1_gelu") + store.evaluations("c1--l1_relu_like")
+    assert len(logged) == len(set(logged)) == 24 == summary.evaluations
+    assert 5 + len(evaluator.calls) == 24  # nothing re-evaluated after the kill
+
+
+def test_parallel_must_be_positive(task_dir, settings):
+    with pytest.raises(CampaignError, match="--parallel 0"):
+        run(task_dir, settings, Evaluator(CURVES), parallel=0)
