@@ -32,6 +32,7 @@ from kernelwright.tools.backends.base import (
     module_functions,
 )
 from kernelwright.tools.backends.cache_record import record_file, trusted_file
+from kernelwright.tools.backends.native_imports import check_library
 from kernelwright.tools.cpuinfo import cpu_signature
 
 if TYPE_CHECKING:
@@ -152,6 +153,7 @@ class CppBackend(Backend):
 
 
 def _load_library(build: BuildResult) -> KernelModule:
+    check_library(Path(str(build.artifact)))  # what a custom-only contract refuses, if in force
     lib = ctypes.CDLL(str(build.artifact))
     source = Path(str(build.artifact)).with_suffix(".cpp")
     declared = dict((n, r) for r, n in extern_c_functions(source.read_text())) \

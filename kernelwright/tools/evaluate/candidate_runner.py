@@ -179,8 +179,9 @@ def child(sock: socket.socket, request: dict[str, Any]) -> int:
     threads = int(request.get("threads") or 0)
     if threads:
         torch.set_num_threads(threads)
-    if request.get("lockdown") is not None:
-        lockdown.refuse_introspection()  # an audit hook: Python code cannot remove it
+    if request.get("lockdown") is not None:  # audit hooks: Python code cannot remove them
+        lockdown.refuse_introspection()
+        lockdown.refuse_native_reach([str(scratch), request["shared_cache"]])
     if request.get("hold"):  # until the orchestrator moved this process into its cgroup
         protocol.receive(sock)
     try:

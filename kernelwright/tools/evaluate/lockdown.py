@@ -27,6 +27,7 @@ from collections.abc import Iterable
 import torch
 
 from kernelwright.errors import FrameworkOperatorError
+from kernelwright.tools.backends.native_imports import MARKER
 
 BACKEND_KEYS = ("CPU", "QuantizedCPU", "SparseCPU", "SparseCsrCPU", "MkldnnCPU",
                 "NestedTensorCPU")
@@ -36,7 +37,6 @@ RANDOM_FILL_OPS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "ex
                              "cauchy_", "log_normal_", "geometric_", "randn", "rand",
                              "randint", "randperm", "normal", "rand_like", "randn_like"})
 FREE_NAMESPACES = frozenset({"profiler"})  # record_function markers compute nothing
-MARKER = "is not available: this task's contract allows custom kernels only"
 
 
 _done: list[frozenset[str]] = []
@@ -96,5 +96,38 @@ def refuse_introspection() -> None:
         if event in INTROSPECTION_EVENTS:
             raise RuntimeError(f"{event} is not available to a candidate: this task's "
                                "contract allows custom kernels only")
+
+    sys.addaudithook(hook)
+
+
+def refuse_native_reach(loadable: Iterable[str]) -> None:
+    """For the rest of this process: ``ctypes`` opens libraries only inside ``loadable``
+    folders (the runner's scratch and build cache: the candidate's own kernels and the
+    backends' shim), never the process itself (``CDLL(None)``), libtorch or a BLAS, and looks
+    up no symbol :mod:`native_imports` refuses (the framework, the Python C API, vendor
+    libraries, run-time loading); C++ libraries importing those are not loaded either."""
+    import os
+    import sys
+
+    from kernelwright.tools.backends import native_imports
+
+    roots = tuple(os.path.realpath(r) for r in loadable)
+    native_imports.refuse_outside_compute()
+
+    def inside(name: object) -> bool:
+        if not isinstance(name, str | bytes | os.PathLike):
+            return False
+        real = os.path.realpath(os.fsdecode(name))
+        return any(real == r or real.startswith(r + os.sep) for r in roots)
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "ctypes.dlopen" and not inside(args[0]):
+            raise PermissionError(f"ctypes.CDLL({args[0]!r}) {MARKER}: load only the "
+                                  "libraries your own kernels built")
+        if event in ("ctypes.dlsym", "ctypes.dlsym/handle"):
+            refused = native_imports.refused_imports([str(args[1])])
+            if refused:
+                raise PermissionError(f"looking up {args[1]} ({refused[str(args[1])]}) "
+                                      f"{MARKER}")
 
     sys.addaudithook(hook)

@@ -165,6 +165,18 @@ def test_custom_kernels_only_cannot_be_bypassed(pool, honest, way):
     honest()
 
 
+@pytest.mark.parametrize("way", ["cpp_dlsym", "cpp_python", "cpp_system", "ctypes_torch",
+                                 "ctypes_self", "pythonapi"])
+def test_custom_kernels_only_refuses_native_reach_outside_ones_kernels(pool, honest, way):
+    r = pool.evaluate(task("gelu_kernel"), attack("native_reach", way=way))
+    assert r.error is None or "ValueError" not in r.error  # the fixture ran its way
+    assert not r.correct and Flag.FRAMEWORK_OPERATOR in r.flags, (way, r.error)
+    assert "contract allows custom kernels only" in r.error
+    own = pool.evaluate(task("gelu_kernel"), candidate("candidates/gelu_cpp"))
+    assert own.correct, own.error  # an honest C++ kernel under the same contract
+    honest()
+
+
 def test_custom_kernels_only_numpy_is_a_known_gap(pool, honest):
     r = pool.evaluate(task("gelu_kernel"), attack("custom_only_bypass", way="numpy"))
     assert r.error is None or "ValueError" not in r.error
