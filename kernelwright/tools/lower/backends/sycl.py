@@ -12,6 +12,7 @@ from kernelwright.tools.lower.backends.sycl_gemm import (
     sycl_gemm_defaults,
     uses_sycl_packed,
 )
+from kernelwright.tools.lower.backends.sycl_scan import scan_tiles_body, tiles_apply
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import SYCL
 from kernelwright.tools.lower.emit.common import KernelSource, new_ctx, signature
@@ -38,6 +39,8 @@ class SyclCodegen(Codegen):
             return packed_gemm_sycl(new_ctx(self, real, grp, idx_type), grp, names, params)
         if grp.kind == "rows" and params.get("strategy") == "subgroup":
             return self._subgroup_rows(grp, real, names, params, idx_type)
+        if grp.kind == "scan" and params.get("form", "tiles") == "tiles" and tiles_apply(grp):
+            return self._scan_tiles(grp, real, names, idx_type)
         return super().emit_group(grp, real, names, params, idx_type)
 
     def _subgroup_rows(self, grp: Group, real: dict[int, str], names: dict[int, str],
@@ -56,19 +59,15 @@ class SyclCodegen(Codegen):
             k, rows = attempt(True)
         except StashMismatch:  # the epilogue reads the stash at another index: no stash
             k, rows = attempt(False)
-        args, decl = signature(k)
-        text = (f'extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))\n'
-                f"SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::sub_group_size<{sg}>))\n"
-                f"void {grp.name}({decl}) {{\n"
-                "    auto it = sycl::ext::oneapi::this_work_item::get_nd_item<1>();\n"
-                "    auto kw_sg = it.get_sub_group();\n"
-                f"    const int u = it.get_group(0) * {rpg} + kw_sg.get_group_linear_id();\n"
-                "    const int l = kw_sg.get_local_linear_id();\n"
-                f"    if (u >= {rows}) return;\n" + "\n".join(k.lines) + "\n}\n")
-        src = KernelSource(grp.name, text, args, -(-rows // rpg), sg * rpg, True)
-        src.info = {"kind": grp.kind, "nodes": [n.name for n in grp.nodes],
-                    "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")}
-        return src
+        return _subgroup_kernel(grp, k, rows, sg, rpg)
+
+    def _scan_tiles(self, grp: Group, real: dict[int, str], names: dict[int, str],
+                    idx_type: str) -> KernelSource:
+        """A scan along its last dim: one line per sub-group, a tile of lanes at a time
+        (``sycl_scan.py``)."""
+        k = new_ctx(self, real, grp, idx_type)
+        k.subgroup = True
+        return _subgroup_kernel(grp, k, scan_tiles_body(k, grp, names, SUB_GROUP), SUB_GROUP, 1)
 
     def group_space(self, grp: Group) -> dict[str, list[Any]]:
         """The base tiles, plus for GEMM and convolution the local-memory tiled kernel of
@@ -81,11 +80,15 @@ class SyclCodegen(Codegen):
         if grp.kind == "conv":
             space.update(sycl_gemm_choices())
             space["algo"] = ["gemm", "direct"]
+        if grp.kind == "scan" and tiles_apply(grp):
+            space["form"] = ["tiles", "lines"]
         return space
 
     def group_defaults(self, grp: Group) -> dict[str, Any]:
         """The sub-group row kernel's shape, used when a search picks ``strategy=subgroup``
         (every parameter of the space needs a default: the tuner enqueues full points)."""
+        if grp.kind == "scan" and tiles_apply(grp):
+            return {"form": "tiles"}
         return {"sg": SUB_GROUP, "rpg": 1} if grp.kind == "rows" else {}
 
     def anchor_defaults(self, grp: Group) -> dict[str, Any] | None:
@@ -126,3 +129,21 @@ class SyclCodegen(Codegen):
         if owner.launch == "chain" and active_registry().get(self.name).zero_copy:
             return SyclChain(owner, plan)
         return None
+
+
+def _subgroup_kernel(grp: Group, k: KernelCtx, units: int, sg: int, rpg: int) -> KernelSource:
+    """The kernel around a body whose unit ``u`` is one sub-group of ``sg`` lanes (``l`` its
+    lane), ``rpg`` sub-groups per work-group; a sub-group past the last unit leaves whole."""
+    args, decl = signature(k)
+    text = (f'extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))\n'
+            f"SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::sub_group_size<{sg}>))\n"
+            f"void {grp.name}({decl}) {{\n"
+            "    auto it = sycl::ext::oneapi::this_work_item::get_nd_item<1>();\n"
+            "    auto kw_sg = it.get_sub_group();\n"
+            f"    const int u = it.get_group(0) * {rpg} + kw_sg.get_group_linear_id();\n"
+            "    const int l = kw_sg.get_local_linear_id();\n"
+            f"    if (u >= {units}) return;\n" + "\n".join(k.lines) + "\n}\n")
+    src = KernelSource(grp.name, text, args, -(-units // rpg), sg * rpg, True)
+    src.info = {"kind": grp.kind, "nodes": [n.name for n in grp.nodes],
+                "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")}
+    return src

@@ -1,0 +1,54 @@
+"""SYCL scans along the last dim run as sub-group tiles (one line per sub-group, a vector of
+neighbouring elements at a time); both forms match torch on ragged lines, fused bodies and
+epilogues, products and integers, and a scan along another dim keeps the line form."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from lower_helpers import check_lowered, task_file
+
+from kernelwright.testing.harness_check import load_source
+from kernelwright.tools.lower import lower_task
+
+pytestmark = pytest.mark.requires_sycl
+
+SCANS = '''
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def forward(self, x, n):
+        return (torch.relu(torch.cumsum(2 * x + 1, dim=-1)) - 3, torch.cumprod(1 + x / 64, -1),
+                torch.cumsum(n, -1), torch.cumsum(x, 0))
+
+def get_inputs():
+    return [torch.randn(5, 1000), torch.randint(-9, 9, (5, 1000))]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_both_scan_forms_match_torch(tmp_path):
+    prog = lower_task(task_file(tmp_path, "scans", SCANS), "sycl")
+    tiled = prog.source.count("inclusive_scan_over_group")
+    assert tiled == 3 * len(prog.variants), "the three last-dim scans of every signature"
+    check_lowered(prog)
+    forms = {k for k, v in prog.params.items() if k.endswith(".form") and v == "tiles"}
+    assert len(forms) == 3
+    lines = prog.with_params({k: "lines" for k in forms})
+    assert "inclusive_scan_over_group" not in lines.source
+    check_lowered(lines)
+
+
+def test_a_long_tiled_float_scan_is_as_precise_as_torchs():
+    from lower_helpers import task
+
+    module = load_source(lower_task(task("scan_long"), "sycl").candidate.source)
+    torch.manual_seed(0)
+    x = torch.randn(7, 4001)
+    got_sum, _ = module.ModelNew()(x)
+    exact = torch.cumsum(x.double(), -1)
+    torch_err = float((torch.cumsum(x, -1).double() - exact).abs().max())
+    assert float((got_sum.double() - exact).abs().max()) <= 2 * torch_err
