@@ -7,7 +7,7 @@ import math
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dtypes import literal
 from kernelwright.tools.lower.emit.common import finish_element, index_vars
-from kernelwright.tools.lower.index import Ix
+from kernelwright.tools.lower.index import Ix, unravel
 from kernelwright.tools.lower.ir import Node, Scan
 from kernelwright.tools.lower.schedule import Group
 
@@ -27,6 +27,34 @@ def pointwise_body(k: KernelCtx, grp: Group, names: dict[int, str], u: str,
             idx = index_vars(k, Ix.atom("f", (0, n - 1)), node.shape, "i")
             write_element(k, node, names, idx)
     return units
+
+
+def row_split(shape: tuple[int, ...], wg: int) -> tuple[int, int] | None:
+    """``(rows, cols)``: the smallest trailing block of ``shape`` (leading dim excluded) whose
+    size is a multiple of ``wg``, so no work-group straddles two rows; None when none is."""
+    if not shape or math.prod(shape) == 0:
+        return None
+    cols = 1
+    for size in reversed(shape[1:]):
+        cols *= size
+        if cols % wg == 0:
+            return math.prod(shape) // cols, cols
+    return None
+
+
+def pointwise_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], group: str,
+                        lane: str, wg: int, cols: int) -> int:
+    """Elementwise with work-group ``group`` covering ``wg`` neighbouring elements of one row
+    of ``cols`` (``lane`` its work-item): the row's coordinates (a channel, say) are the same
+    for the whole group, so a per-channel operand is one load, not one per lane, and the
+    offsets along the row fold back into one sum (no division per element)."""
+    node = grp.main[0]
+    rows, blocks = node.numel // cols, cols // wg
+    row, block = k.let(f"{group} / {blocks}", "int"), k.let(f"{group} % {blocks}", "int")
+    flat = (Ix.atom(row, (0, rows - 1)) * cols + Ix.atom(block, (0, blocks - 1)) * wg
+            + Ix.atom(lane, (0, wg - 1)))
+    write_element(k, node, names, unravel(flat, tuple(node.shape)))
+    return node.numel
 
 
 def write_element(k: KernelCtx, node: Node, names: dict[int, str], idx: list[Ix]) -> None:

@@ -1,6 +1,8 @@
-"""SYCL scans along the last dim run as sub-group tiles (one line per sub-group, a vector of
-neighbouring elements at a time); both forms match torch on ragged lines, fused bodies and
-epilogues, products and integers, and a scan along another dim keeps the line form."""
+"""SYCL-only kernel forms. Scans along the last dim run as sub-group tiles (one line per
+sub-group, a vector of neighbouring elements at a time); both forms match torch on ragged
+lines, fused bodies and epilogues, products and integers, and a scan along another dim keeps
+the line form. Elementwise kernels run work-groups inside one row where a trailing block of
+the shape allows it; both forms match torch."""
 
 from __future__ import annotations
 
@@ -52,3 +54,34 @@ def test_a_long_tiled_float_scan_is_as_precise_as_torchs():
     exact = torch.cumsum(x.double(), -1)
     torch_err = float((torch.cumsum(x, -1).double() - exact).abs().max())
     assert float((got_sum.double() - exact).abs().max()) <= 2 * torch_err
+
+
+CHANNELS = '''
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.randn(1, 5, 1, 1))
+        self.shift = nn.Parameter(torch.randn(5, 1, 1))
+
+    def forward(self, x, y):
+        return torch.sigmoid(x * self.scale + self.shift), y * self.scale[:, :, :, :1] + 1
+
+def get_inputs():
+    return [torch.randn(3, 5, 8, 32), torch.randn(3, 5, 7, 9)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("wg", [64, 128, 512])
+def test_elementwise_work_groups_inside_rows_match_torch(tmp_path, wg):
+    prog = lower_task(task_file(tmp_path, "channels", CHANNELS), "sycl")
+    groups = {k.split(".")[0] for k in prog.params if k.endswith(".wg")}
+    prog = prog.with_params({f"{g}.wg": wg for g in groups})
+    # 8 x 32 rows hold whole work-groups of 64 and 128, none of 512; 7 x 9 rows none
+    assert ("kw_g" in prog.source) == (wg in (64, 128))
+    check_lowered(prog)
