@@ -11,6 +11,7 @@ fallback should a case slip past that check.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ class KernelCtx:
     lines: list[str] = field(default_factory=list)
     depth: int = 1
     scopes: list[dict[str, str]] = field(default_factory=lambda: [{}])
+    declared: list[set[str]] = field(default_factory=list)  # names declared per open block
     bound: dict[int, list[Binding]] = field(default_factory=dict)
     buffers: dict[str, tuple] = field(default_factory=dict)  # name -> (node, mode)
     counter: int = 0
@@ -105,6 +107,8 @@ class KernelCtx:
             self.emit(f"for (int cv = 0; cv < cw; ++cv) {name}[cv] = {value};")
             return f"{name}[cv]"
         self.emit(f"{'const ' if const else ''}{ctype} {name} = {value};")
+        if self.declared:
+            self.declared[-1].add(name)
         return name
 
     @contextmanager
@@ -112,12 +116,24 @@ class KernelCtx:
         self.emit(header + " {")
         self.depth += 1
         self.scopes.append({})
+        self.declared.append(set())
         try:
             yield
         finally:
             self.scopes.pop()
+            self._unbind(self.declared.pop())
             self.depth -= 1
             self.emit("}")
+
+    def _unbind(self, names: set[str]) -> None:
+        """Forget the bindings to registers declared in a block that just closed (another
+        block that reads the same element, e.g. a GEMM tile's clamped rows, computes it
+        again instead of naming a variable out of scope)."""
+        if not names:
+            return
+        for node_id, found in self.bound.items():
+            self.bound[node_id] = [b for b in found
+                                   if names.isdisjoint(re.findall(r"[A-Za-z_]\w*", b.var))]
 
     @contextmanager
     def loop(self, name: str, size: int) -> Iterator[Ix]:
