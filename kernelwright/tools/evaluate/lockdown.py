@@ -14,9 +14,10 @@ holds them), so candidate code finds nothing to ``reset()``; the audit hook of
 
 What stays allowed: operators that allocate, fill, copy, convert or re-view memory
 (:data:`verify.NON_COMPUTE_OPS`, plus the vendor GEMM/convolution entries when the contract
-admits ``vendor_library``) and random fills (module initialisers). Not covered, by design of
-a same-process runner: native code (the candidate's own kernels, ``ctypes``) and numpy; see
-docs/SECURITY.md.
+admits ``vendor_library``) and random fills (module initialisers). :func:`refuse_native_reach`
+narrows the native route (imports and ``ctypes`` look-ups of the framework, the Python C API,
+vendor libraries). Not covered, by design of a same-process runner: numpy, and native code
+that finds a function by reading memory; see docs/SECURITY.md.
 """
 
 from __future__ import annotations
