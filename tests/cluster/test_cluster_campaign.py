@@ -28,8 +28,11 @@ def test_a_campaign_runs_one_slice_per_worker_at_once(ray_head, tmp_path):
     summary = start_campaign(tasks, settings, settings.data_dir, hours=1.0, budget_per_task=2,
                              slice_evals=2, campaign_id="spread")
     runs = RunStore(settings.data_dir)
-    logged = runs.evaluations("spread--l1_gelu") + runs.evaluations("spread--l1_row_softmax")
-    assert len(logged) == len(set(logged)) == summary.evaluations == 4
+    gelu, softmax = runs.evaluations("spread--l1_gelu"), runs.evaluations("spread--l1_row_softmax")
+    logged = gelu + softmax
+    # each task spends up to its budget (the critic may stop one early: no ideas left)
+    assert gelu and softmax and len(gelu) <= 2 and len(softmax) <= 2
+    assert len(logged) == len(set(logged)) == summary.evaluations
     state = open_checkpointer(settings.data_dir).get_tuple(
         {"configurable": {"thread_id": "spread"}}).checkpoint["channel_values"]
     assert state["parallel"] == 2  # one task per worker of the cluster

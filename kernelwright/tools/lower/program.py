@@ -8,6 +8,7 @@ and scheduled on its own; all kernels go into one source (one build).
 from __future__ import annotations
 
 import pprint
+import threading
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -279,6 +280,17 @@ def lower_task(task: Task, backend: str = "sycl", params: dict[str, Any] | None 
     Raises:
         LoweringError: an operator or form has no lowering; the message names it and the fix.
     """
+    with _LOWERING:  # torch.export and the seeded model build are not thread-safe
+        return _lower_task(task, backend, params, contract)
+
+
+# One lowering at a time per process: a campaign slicing two tasks at once exported both
+# references concurrently and torch.export failed ("fake tensor in the exported program").
+_LOWERING = threading.RLock()
+
+
+def _lower_task(task: Task, backend: str, params: dict[str, Any] | None,
+                contract: Any) -> LoweredProgram:
     backend = codegen_for(backend).name  # unknown names raise ValueError listing the choices
     from kernelwright.errors import TaskError
     from kernelwright.spec import derive_contract, variant_inputs
