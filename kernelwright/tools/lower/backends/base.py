@@ -17,7 +17,7 @@ from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import Dialect
 from kernelwright.tools.lower.emit.anchor import conv_body, gemm_body
 from kernelwright.tools.lower.emit.attention import attention_body
-from kernelwright.tools.lower.emit.common import KernelSource, new_ctx, work_of
+from kernelwright.tools.lower.emit.common import KernelSource, kernel_info, new_ctx, work_of
 from kernelwright.tools.lower.emit.pointwise import pointwise_body, scan_body
 from kernelwright.tools.lower.emit.rows import StashMismatch, rows_body
 from kernelwright.tools.lower.schedule import Group
@@ -79,8 +79,7 @@ class Codegen(ABC):
             units = emitter(k, grp, names, params)
         src = self.wrap(grp.name, k, units, wg, cooperative, work_of(grp),
                         str(params.get("threads", "auto")))
-        src.info = {"kind": grp.kind, "nodes": [n.name for n in grp.nodes],
-                    "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")}
+        src.info = kernel_info(grp, k)
         return src
 
     def _emit_rows(self, grp: Group, real: dict[int, str], names: dict[int, str],

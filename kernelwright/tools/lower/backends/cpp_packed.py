@@ -8,7 +8,12 @@ from typing import Any
 
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.emit.anchor import operand_strides
-from kernelwright.tools.lower.emit.common import KernelSource, finish_element, signature
+from kernelwright.tools.lower.emit.common import (
+    KernelSource,
+    finish_element,
+    kernel_info,
+    signature,
+)
 from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.microkernels.lowered import lowered_gemm
 from kernelwright.tools.lower.microkernels.lowered_conv import lowered_conv
@@ -34,6 +39,4 @@ def packed_gemm_cpp(k: KernelCtx, grp: Group, names: dict[int, str],
                      else lowered_gemm(k, g, params, finish, operand_strides))
     args, decl = signature(k)
     text = helpers + f'extern "C" void {grp.name}({decl}) {{\n' + "\n".join(body) + "\n}\n"
-    return KernelSource(grp.name, text, args, 1, 1, info={
-        "kind": grp.kind, "nodes": [n.name for n in grp.nodes],
-        "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")})
+    return KernelSource(grp.name, text, args, 1, 1, info=kernel_info(grp, k))

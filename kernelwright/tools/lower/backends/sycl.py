@@ -15,7 +15,7 @@ from kernelwright.tools.lower.backends.sycl_gemm import (
 from kernelwright.tools.lower.backends.sycl_scan import scan_tiles_body, tiles_apply
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import SYCL
-from kernelwright.tools.lower.emit.common import KernelSource, new_ctx, signature
+from kernelwright.tools.lower.emit.common import KernelSource, kernel_info, new_ctx, signature
 from kernelwright.tools.lower.emit.pointwise import pointwise_rows_body, row_split
 from kernelwright.tools.lower.emit.rows import StashMismatch, rows_body
 from kernelwright.tools.lower.schedule import Group
@@ -157,6 +157,5 @@ def _subgroup_kernel(grp: Group, k: KernelCtx, units: int, sg: int, rpg: int) ->
             "    const int l = kw_sg.get_local_linear_id();\n"
             f"    if (u >= {units}) return;\n" + "\n".join(k.lines) + "\n}\n")
     src = KernelSource(grp.name, text, args, -(-units // rpg), sg * rpg, True)
-    src.info = {"kind": grp.kind, "nodes": [n.name for n in grp.nodes],
-                "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")}
+    src.info = kernel_info(grp, k)
     return src

@@ -30,7 +30,12 @@ from typing import Any
 
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.emit.anchor import operand_strides
-from kernelwright.tools.lower.emit.common import KernelSource, finish_element, signature
+from kernelwright.tools.lower.emit.common import (
+    KernelSource,
+    finish_element,
+    kernel_info,
+    signature,
+)
 from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.microkernels.lowered import gemm_defaults, lowered_gemm
 from kernelwright.tools.lower.microkernels.lowered_conv import conv_defaults, lowered_conv
@@ -282,6 +287,4 @@ def packed_gemm_sycl(k: KernelCtx, grp: Group, names: dict[int, str],
             "    auto it = sycl::ext::oneapi::this_work_item::get_nd_item<1>();\n"
             f"    const int kw_t = it.get_global_id(0);\n    if (kw_t >= {tiles[0]}) return;\n"
             + "\n".join(body) + "\n}\n")
-    return KernelSource(grp.name, text, args, tiles[0], 1, info={
-        "kind": grp.kind, "nodes": [n.name for n in grp.nodes],
-        "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")})
+    return KernelSource(grp.name, text, args, tiles[0], 1, info=kernel_info(grp, k))

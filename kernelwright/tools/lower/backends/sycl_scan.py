@@ -10,7 +10,7 @@ double, as the generic scan (and torch's CPU cumsum) do; inside a tile the float
 at most ``SUB_GROUP`` terms.
 
 Measured on the CPU device (cumsum of 128 x 32768 floats, medians in ms of three rounds with
-other work on both cores, ``/tmp``-style in-process timing): line per work-item 36-58,
+other work on both cores, timed in-process): line per work-item 36-58,
 sub-group tiles 7-17, eager 20-24.
 """
 

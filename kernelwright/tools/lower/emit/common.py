@@ -88,6 +88,12 @@ def signature(k: KernelCtx) -> tuple[list[str], str]:
     return args, ", ".join(decls)
 
 
+def kernel_info(grp: Group, k: KernelCtx) -> dict:
+    """What a kernel source records of its group: kind, nodes and the buffers it reads."""
+    return {"kind": grp.kind, "nodes": [n.name for n in grp.nodes],
+            "reads": sorted(nm for nm, (_, mode) in k.buffers.items() if mode == "r")}
+
+
 def work_of(grp: Group) -> int:
     """Rough element operations of a group's kernel (for the C++ parallel threshold)."""
     node = grp.main[0]
