@@ -10,26 +10,17 @@ reported score and every child prompt reaches the file.
 
 from __future__ import annotations
 
-import fcntl
 import json
-from contextlib import contextmanager
 from pathlib import Path
 
 from kernelwright.agents.metaprompter import PromptArchive, PromptStats
+from kernelwright.tools.file_lock import file_lock
 
 _BASE = "_synced"  # attribute: the stats as last read from or written to the file
 
 
-@contextmanager
 def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = path.with_name(path.name + ".lock")
-    with open(lock, "a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return file_lock(path.with_name(path.name + ".lock"))
 
 
 def load_archive(path: str | Path) -> PromptArchive:

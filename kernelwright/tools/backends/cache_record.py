@@ -14,6 +14,10 @@ build rebuilds it) and reported. :meth:`BuildCache.adopt` records entries truste
 added. :func:`trusted_file` is the check a trusted process makes before it loads a cached
 binary itself (the SYCL shim in ``doctor`` or an in-process tuner); :func:`seal_tree` is the
 one it makes before a runtime reads a folder of the cache on its own (SYCL's kernel cache).
+
+Several trusted processes share one record (a campaign's Ray workers, each with its own
+pool): every change is a read-modify-write under an exclusive ``fcntl.flock`` on
+``<record>.lock``, so no process overwrites entries another one just added.
 """
 
 from __future__ import annotations
@@ -22,8 +26,12 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from kernelwright.tools.file_lock import file_lock
 
 if TYPE_CHECKING:
     from kernelwright.config import Settings
@@ -62,6 +70,14 @@ class BuildCache:
     @classmethod
     def of(cls, settings: Settings) -> BuildCache:
         return cls(settings.cache_dir, record_path(settings.cache_dir, settings.data_dir))
+
+    @contextmanager
+    def locked(self) -> Iterator[BuildCache]:
+        """Hold the record's lock and re-read it: changes made inside are saved on top of
+        every other process's, never over them."""
+        with file_lock(self.index_path.with_suffix(".lock")):
+            self.index = self._load()
+            yield self
 
     def _load(self) -> dict[str, list]:
         try:
@@ -107,6 +123,10 @@ class BuildCache:
 
     def verify(self) -> list[str]:
         """Check every recorded entry; remove and return those whose bytes changed."""
+        with self.locked():
+            return self._verify()
+
+    def _verify(self) -> list[str]:
         tampered: list[str] = []
         changed = False
         for rel in list(self.index):
@@ -133,6 +153,10 @@ class BuildCache:
     def adopt(self, only: list[str] | None = None) -> int:
         """Record entries written since the last call (by trusted builds); return how many.
         Entries are made readable to the sandbox's user (compilers write them 0600)."""
+        with self.locked():
+            return self._adopt(only)
+
+    def _adopt(self, only: list[str] | None) -> int:
         added = 0
         for rel in only if only is not None else map(str, self.entries()):
             if rel in self.index:
@@ -169,11 +193,13 @@ def trusted_file(path: Path, settings: Settings) -> bool:
         return False
     ok = cache.check(rel)
     if ok is False:
-        log.warning("build cache entry %s does not match its digest; removed (it will be "
-                    "rebuilt)", rel)
-        Path(path).unlink(missing_ok=True)
-        cache.index.pop(rel, None)
-        cache._save()
+        with cache.locked():
+            if cache.check(rel) is False:  # still: no other process recorded a rebuild since
+                log.warning("build cache entry %s does not match its digest; removed (it will "
+                            "be rebuilt)", rel)
+                Path(path).unlink(missing_ok=True)
+                cache.index.pop(rel, None)
+                cache._save()
     return bool(ok)
 
 
@@ -184,8 +210,9 @@ def record_file(path: Path, settings: Settings) -> None:
     try:
         rel = str(Path(path).resolve().relative_to(Path(settings.cache_dir).resolve()))
         cache = BuildCache.of(settings)
-        cache.index.pop(rel, None)
-        cache.adopt([rel])
+        with cache.locked():
+            cache.index.pop(rel, None)
+            cache._adopt([rel])
     except (OSError, ValueError) as exc:  # unrecorded: rebuilt before a trusted load
         log.debug("could not record %s: %s", path, exc)
 
@@ -199,16 +226,17 @@ def seal_tree(folder: Path, settings: Settings) -> list[str]:
     if os.environ.get(SANDBOXED_ENV) == "1":
         return []
     cache = BuildCache.of(settings)
-    rels = _files_under(cache, folder)
-    removed = [rel for rel in rels if not cache.check(rel)]
-    for rel in removed:
-        (cache.root / rel).unlink(missing_ok=True)
-        cache.index.pop(rel, None)
+    with cache.locked():
+        removed = [rel for rel in _files_under(cache, folder) if not cache.check(rel)]
+        for rel in removed:
+            (cache.root / rel).unlink(missing_ok=True)
+            cache.index.pop(rel, None)
+        if removed:
+            cache._save()
     if removed:
         log.warning("%d SYCL runtime cache entries were not recorded or did not match their "
                     "digests; removed (they will be rebuilt): %s", len(removed),
                     ", ".join(removed[:4]))
-        cache._save()
     return removed
 
 
@@ -217,7 +245,9 @@ def record_tree(folder: Path, settings: Settings) -> int:
     if os.environ.get(SANDBOXED_ENV) == "1":
         return 0
     cache = BuildCache.of(settings)
-    return cache.adopt([rel for rel in _files_under(cache, folder) if rel not in cache.index])
+    with cache.locked():
+        return cache._adopt([rel for rel in _files_under(cache, folder) if rel not in cache.index])
+
 
 
 def _files_under(cache: BuildCache, folder: Path) -> list[str]:

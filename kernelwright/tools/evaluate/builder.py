@@ -26,6 +26,7 @@ from kernelwright.errors import WorkerError
 from kernelwright.tools.evaluate import sandbox
 from kernelwright.tools.evaluate.build_cache import BuildCache
 from kernelwright.tools.evaluate.build_options import allowed_builds
+from kernelwright.tools.file_lock import file_lock
 
 MAX_REQUESTS = 32
 CANDIDATE_S = 60.0  # the trusted builder's time for one candidate's sources
@@ -83,18 +84,21 @@ def prepare(settings: Settings, bwrap: str | None, timeout_s: float) -> dict[str
     target = shim_file(settings)
     cache = BuildCache.of(settings)
     rel = str(target.relative_to(Path(settings.cache_dir)))
-    if target.is_file() and cache.check(rel):
-        return {"built": 0}
-    target.unlink(missing_ok=True)
-    report = promote([{"prepare": ["sycl"]}], settings, bwrap, timeout_s)
-    if not target.is_file():
-        detail = str(report.get("error") or report.get("detail") or "no library was written")
-        raise WorkerError(
-            "environment error: the trusted builder could not build the SYCL shim "
-            f"({target}): {' '.join(detail.split())[-400:]}. Fix: run `kernelwright doctor` "
-            "and follow its advice for the sycl backend (g++ and the SYCL runtime headers "
-            "are needed once).")
-    BuildCache.of(settings).adopt([rel])
+    # one preparer at a time per cache: a second process (another Ray worker's pool) waits,
+    # then finds the entry recorded, instead of removing the library the first just built
+    with file_lock(cache.index_path.with_suffix(".prepare.lock")):
+        if target.is_file() and BuildCache.of(settings).check(rel):
+            return {"built": 0}
+        target.unlink(missing_ok=True)
+        report = promote([{"prepare": ["sycl"]}], settings, bwrap, timeout_s)
+        if not target.is_file():
+            detail = str(report.get("error") or report.get("detail") or "no library was written")
+            raise WorkerError(
+                "environment error: the trusted builder could not build the SYCL shim "
+                f"({target}): {' '.join(detail.split())[-400:]}. Fix: run `kernelwright "
+                "doctor` and follow its advice for the sycl backend (g++ and the SYCL runtime "
+                "headers are needed once).")
+        cache.adopt([rel])
     return report
 
 

@@ -127,3 +127,71 @@ def test_the_sycl_runtime_reads_no_cache_entry_the_record_does_not_vouch_for(tmp
     assert build(tmp_path / "honest")["right"]  # rebuilt, not read
     assert not planted.exists()
     assert build(tmp_path / "honest") == {"cached": True, "right": True}  # recorded again
+
+
+def _record_many(settings, names):
+    from kernelwright.tools.backends.cache_record import record_file
+
+    for name in names:
+        path = settings.cache_dir / "builds" / name
+        path.write_bytes(name.encode())
+        record_file(path, settings)
+
+
+def test_processes_recording_at_once_lose_no_entry(tmp_path, monkeypatch):
+    """A campaign's workers share one record: each records its builds on top of the others'."""
+    import multiprocessing
+
+    from kernelwright.tools.backends.cache_record import BuildCache
+
+    monkeypatch.delenv(SANDBOXED_ENV, raising=False)
+    settings = Settings(cache_dir=tmp_path / "cache", data_dir=tmp_path / "data")
+    (tmp_path / "cache" / "builds").mkdir(parents=True)
+    ctx = multiprocessing.get_context("fork")
+    names = [[f"w{w}-{i}.so" for i in range(25)] for w in range(4)]
+    procs = [ctx.Process(target=_record_many, args=(settings, part)) for part in names]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    index = BuildCache.of(settings).index
+    assert sorted(index) == sorted(f"builds/{n}" for part in names for n in part)
+
+
+def test_workers_preparing_the_shim_at_once_build_it_once(tmp_path, monkeypatch):
+    """Two pools preparing one cache: the second waits for the first and finds its library,
+    instead of removing it mid-build (the campaign failure this guards against)."""
+    import threading
+    import time
+
+    from kernelwright.tools.backends.sycl import shim_file
+    from kernelwright.tools.evaluate import builder
+
+    monkeypatch.delenv(SANDBOXED_ENV, raising=False)
+    settings = Settings(cache_dir=tmp_path / "cache", data_dir=tmp_path / "data")
+    target = shim_file(settings)
+    builds = []
+
+    def slow_promote(requests, settings, bwrap, timeout_s):
+        builds.append(requests)
+        time.sleep(0.3)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(b"shim")
+        return {"built": 1}
+
+    monkeypatch.setattr(builder, "promote", slow_promote)
+    errors = []
+
+    def prepare():
+        try:
+            builder.prepare(settings, None, 10.0)
+        except Exception as exc:  # the assertion below names it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=prepare) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == [] and len(builds) == 1 and target.read_bytes() == b"shim"
