@@ -2,7 +2,8 @@
 
 Rules: a torch CPU tensor or numpy array passes as its data pointer (no copy); a Python
 ``int`` becomes ``int32``, a Python ``float`` ``float32``; numpy scalars and ctypes values keep
-their width.
+their width. Without numpy (a custom-kernels-only C++ runner has none) only the numpy rules
+are missing.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+try:
+    import numpy as np
+except ModuleNotFoundError:  # a process without numpy (kernelwright.tools.no_numeric)
+    np = None
 
 from kernelwright.errors import LaunchError
 
@@ -54,7 +58,7 @@ def _tensor_pointer(t: Any, index: int) -> int:
     return int(t.data_ptr())
 
 
-def _array_pointer(a: np.ndarray, index: int) -> int:
+def _array_pointer(a: Any, index: int) -> int:
     if not (a.flags.c_contiguous or a.flags.f_contiguous):
         raise LaunchError(
             f"argument {index} is a non-contiguous numpy array; kernels receive a raw pointer. "
@@ -76,11 +80,11 @@ def convert_arg(value: Any, index: int) -> Arg:
     """Convert one launch argument; raise ``LaunchError`` naming the argument if impossible."""
     if isinstance(value, ctypes._SimpleCData):
         return Arg(value)
-    if isinstance(value, np.ndarray):
+    if np is not None and isinstance(value, np.ndarray):
         return Arg(ctypes.c_void_p(_array_pointer(value, index)), value)
     if type(value).__module__.startswith("torch") and hasattr(value, "data_ptr"):
         return Arg(ctypes.c_void_p(_tensor_pointer(value, index)), value)
-    if isinstance(value, np.generic):
+    if np is not None and isinstance(value, np.generic):
         ctype = _NP_TO_CTYPES.get(value.dtype.name)
         if ctype is None:
             raise LaunchError(f"argument {index}: numpy scalar of dtype {value.dtype} "

@@ -96,6 +96,10 @@ class Backend(ABC):
 
     name: str = ""
     languages: tuple[str, ...] = ()
+    # Whether this backend's runtime works in a process without numpy: custom-kernels-only
+    # candidates of such a backend run with no numeric package importable
+    # (:mod:`kernelwright.tools.no_numeric`), so none can compute for them.
+    runs_without_numpy: bool = False
 
     @abstractmethod
     def status(self) -> BackendStatus:

@@ -87,6 +87,7 @@ class CppBackend(Backend):
 
     name = "cpp"
     languages = ("cpp",)
+    runs_without_numpy = True  # ctypes only
 
     def __init__(self, settings: Settings, *, compiler: str = "g++",
                  flags: Sequence[str] = DEFAULT_FLAGS) -> None:

@@ -204,18 +204,22 @@ class CandidateRunner:
 class ForkServer:
     """The sandboxed fork server of one task's candidates."""
 
-    def __init__(self, settings: Settings, bwrap: str | None) -> None:
+    def __init__(self, settings: Settings, bwrap: str | None, numeric: bool = True) -> None:
+        """``numeric=False``: no numeric package (numpy, scipy, ...) can be imported in the
+        server or its runners, and in the bubblewrap sandbox their files are hidden."""
         self.settings = settings
         self.closed = False
         self.sandboxed = bwrap is not None
+        self.numeric = numeric
         self.root = Path(tempfile.mkdtemp(prefix="kw-sandbox-"))
         os.chmod(self.root, 0o755)
         parent, child = socket.socketpair()
         env = sandbox.runner_env(settings, self.root, self.sandboxed)
         inner = sandbox.python_module("kernelwright.tools.evaluate.candidate_runner",
-                                      "--control", str(child.fileno()))
-        cmd = (sandbox.bwrap_command(bwrap, settings, self.root, env, inner) if bwrap
-               else sandbox.plain_command(inner))
+                                      "--control", str(child.fileno()), numeric=numeric)
+        hidden = () if numeric else sandbox.numeric_package_dirs()
+        cmd = (sandbox.bwrap_command(bwrap, settings, self.root, env, inner, hidden=hidden)
+               if bwrap else sandbox.plain_command(inner))
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             cmd, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=self.log,

@@ -125,12 +125,15 @@ class WorkerPool:
             return session, True
 
     @contextmanager
-    def _server(self, session: TaskSession, settings: Settings) -> Iterator[ForkServer]:
+    def _server(self, session: TaskSession, settings: Settings,
+                backend: str) -> Iterator[ForkServer]:
         """A fork server for one evaluation: an idle one started with the same settings and
         holding the same framework lockdown (a server locks the task's allow-list into itself
         for good, on its first spawn), or a new one; back to the idle ones afterwards if it is
-        still alive."""
-        key = (*_start_key(settings), session.bwrap, str(session.lockdown))
+        still alive. Under a lockdown, a candidate whose backend runs without numpy gets a
+        server that has no numeric package at all."""
+        numeric = session.lockdown is None or not _runs_without_numpy(backend)
+        key = (*_start_key(settings), session.bwrap, str(session.lockdown), numeric)
         with self._lock:
             self._closed = False  # a pool used after close() is open again
             idle = self._servers.setdefault(key, [])
@@ -138,7 +141,7 @@ class WorkerPool:
                 idle.pop().close()
             server = idle.pop() if idle else None
         if server is None:
-            server = ForkServer(settings, session.bwrap)
+            server = ForkServer(settings, session.bwrap, numeric=numeric)
             with self._lock:
                 self.server_starts += 1
         try:
@@ -186,7 +189,7 @@ class WorkerPool:
                   observers: Sequence[str]) -> EvalResult:
         t0 = time.monotonic()
         session, fresh = self.session(task, settings)
-        with self._server(session, settings) as server:
+        with self._server(session, settings, candidate.backend) as server:
             start = time.monotonic() - t0
             fresh = fresh or server.count == 0  # a session or a server started for this one
             return self._walk(session, server, candidate, settings, observers, start, fresh)
@@ -301,6 +304,17 @@ class WorkerPool:
     def __repr__(self) -> str:
         return (f"WorkerPool(sessions={len(self._sessions)}, starts={self.starts}, "
                 f"server_starts={self.server_starts})")
+
+
+def _runs_without_numpy(backend: str) -> bool:
+    """Whether candidates of ``backend`` run without numpy: a kernel backend says so; a
+    module that names none (plain torch) needs no runtime at all."""
+    from kernelwright.registry import lookup
+    from kernelwright.tools.backends.registry import BACKENDS
+
+    if backend not in BACKENDS:
+        return True
+    return bool(lookup(BACKENDS, backend, "backend").runs_without_numpy)
 
 
 def _start_key(settings: Settings) -> tuple[str, ...]:

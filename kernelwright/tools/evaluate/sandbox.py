@@ -85,7 +85,8 @@ def _namespace_flags() -> list[str]:
 
 
 def bwrap_command(bwrap: str, settings: Settings, scratch: Path, env: dict[str, str],
-                  inner: list[str], cache_writable: bool = False) -> list[str]:
+                  inner: list[str], cache_writable: bool = False,
+                  hidden: Iterable[Path] = ()) -> list[str]:
     """The full ``bwrap`` command line that runs ``inner`` in the candidate sandbox.
 
     The sandbox's root is empty; only what a runner needs is bound into it, read-only: the
@@ -93,6 +94,7 @@ def bwrap_command(bwrap: str, settings: Settings, scratch: Path, env: dict[str, 
     installation and the directories on ``sys.path``, and the build cache. The data dir, the
     run store, ``$HOME`` and the rest of the host do not exist inside. One scratch directory
     is writable (and the build cache, for the trusted builder only: ``cache_writable``).
+    Each ``hidden`` directory is covered by an empty read-only tmpfs.
     """
     cmd = [bwrap, *_namespace_flags(), "--clearenv", "--dev", "/dev", "--proc", "/proc",
            "--tmpfs", "/tmp"]
@@ -106,6 +108,8 @@ def bwrap_command(bwrap: str, settings: Settings, scratch: Path, env: dict[str, 
     cache = Path(settings.cache_dir).resolve()
     cache.mkdir(parents=True, exist_ok=True)
     cmd += ["--bind" if cache_writable else "--ro-bind", str(cache), str(cache)]
+    for path in hidden:
+        cmd += ["--tmpfs", str(path), "--remount-ro", str(path)]
     cmd += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch), "--remount-ro", "/"]
     for name, value in env.items():
         cmd += ["--setenv", name, value]
@@ -164,8 +168,33 @@ def plain_command(inner: list[str]) -> list[str]:
     return inner
 
 
-def python_module(module: str, *args: str) -> list[str]:
+def python_module(module: str, *args: str, numeric: bool = True) -> list[str]:
+    """``python -m module args``; with ``numeric=False`` the numeric packages cannot be
+    imported in it (:mod:`kernelwright.tools.no_numeric`)."""
+    if not numeric:
+        return [sys.executable, "-m", "kernelwright.tools.no_numeric", module, *args]
     return [sys.executable, "-m", module, *args]
+
+
+def numeric_package_dirs() -> list[Path]:
+    """Where the numeric packages are installed, in every Python tree the sandbox binds (the
+    virtual environment, the interpreter's own, the system's): a custom-kernels-only runner
+    without numpy has them hidden."""
+    from kernelwright.tools.no_numeric import NUMERIC_PACKAGES
+
+    roots = {*python_paths(), Path("/usr"), Path("/usr/local")}
+    found: set[Path] = set()
+    for root in roots:
+        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages",
+                        "lib/python3/dist-packages"):
+            for site in root.glob(pattern):
+                try:
+                    entries = list(site.iterdir())
+                except OSError:
+                    continue
+                found.update(e.resolve() for e in entries if e.is_dir() and
+                             e.name.removesuffix(".libs") in NUMERIC_PACKAGES)
+    return sorted(found)
 
 
 def apply_hard_limits(memory_mb: int, cpu_s: int, processes: int = MAX_PROCESSES,
