@@ -50,6 +50,15 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
                                    _c.POINTER(_c.c_void_p), _c.c_int, _c.POINTER(_c.c_void_p)]),
     "kw_opencl_build_log": (_c.c_int, [_c.c_void_p, _c.c_char_p, _c.c_char_p,
                                         _c.POINTER(_c.c_void_p)]),
+    "kw_make_queue": (_c.c_void_p, [_c.POINTER(_c.c_void_p)]),
+    "kw_free_queue": (None, [_c.c_void_p]),
+    "kw_device_info": (_c.c_void_p, [_c.c_void_p, _c.c_int]),
+    "kw_malloc_shared": (_c.c_void_p, [_c.c_void_p, _c.c_size_t]),
+    "kw_free_usm": (None, [_c.c_void_p, _c.c_void_p]),
+    "kw_build_opencl": (_c.c_int, [_c.c_void_p, _c.c_char_p, _c.c_char_p,
+                                    _c.POINTER(_c.c_void_p), _c.POINTER(_c.c_void_p)]),
+    "kw_opencl_kernel": (_c.c_void_p, [_c.c_void_p, _c.c_char_p]),
+    "kw_free_program": (None, [_c.c_void_p]),
     "kw_free_kernel": (None, [_c.c_void_p]),
     "kw_free_bundle": (None, [_c.c_void_p]),
     "kw_free_str": (None, [_c.c_void_p]),
@@ -70,12 +79,17 @@ def compile_command(source: Path, output: Path, prefix: Path) -> list[str]:
         "g++", "-std=c++17", "-O2", "-fPIC", "-shared", "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING",
         f"-I{prefix / 'include'}", str(source), "-o", str(output),
         f"-L{prefix / 'lib'}", "-lsycl", "-lOpenCL", f"-Wl,-rpath,{prefix / 'lib'}",
+        # DT_RPATH, which also serves the libraries' own dependencies: the wheel's
+        # libOpenCL needs libsvml and friends from the same folder and names no path for them
+        "-Wl,--disable-new-dtags",
     ]
 
 
 def shim_path(settings: Settings) -> Path:
     """Where the shim for this source and runtime version is cached."""
-    key = source_hash(SHIM_SOURCE.read_text(), runtime_version(), str(runtime_prefix()))
+    prefix = runtime_prefix()
+    command = " ".join(compile_command(Path("shim.cpp"), Path("shim.so"), prefix))
+    key = source_hash(SHIM_SOURCE.read_text(), runtime_version(), str(prefix), command)
     return settings.cache_dir / "sycl-shim" / key / "libkwsycl.so"
 
 

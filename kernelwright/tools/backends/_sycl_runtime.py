@@ -1,6 +1,9 @@
-"""The live SYCL runtime of one process: dpctl's queue plus the loaded shim.
+"""The live SYCL runtime of one process: the shim, loaded, and the queue it made.
 
-Kept apart from ``sycl.py`` so the backend class reads as build/load/launch logic only.
+Kept apart from ``sycl.py`` so the backend class reads as build/load/launch logic only. The
+queue, OpenCL C programs and shared USM all come from the shim: no Python package of the
+runtime (dpctl, which needs numpy) is imported, so SYCL candidates can run in a process with
+no numeric package (:mod:`kernelwright.tools.no_numeric`).
 """
 
 from __future__ import annotations
@@ -8,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kernelwright.errors import BackendUnavailableError, LaunchError
 from kernelwright.tools.backends._shim import load_shim, take_string
@@ -19,26 +22,33 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEVICE_FILTER = "opencl:cpu"
 LANGUAGE_IDS = {"sycl": 0, "opencl": 1}
+_INFO = {"name": 0, "driver_version": 1, "vendor": 2, "system_usm": 3}
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What ``doctor`` and the backend's status say about the queue's device."""
+
+    name: str
+    driver_version: str
+    vendor: str
+    backend: str = "opencl"
 
 
 @dataclass
 class SyclRuntime:
-    """A profiling, in-order queue on the Intel CPU device and the shim bound to it."""
+    """A profiling, in-order queue on the Intel CPU device and the shim that made it."""
 
-    queue: Any  # dpctl.SyclQueue
+    queue: int  # a sycl::queue*, owned by the shim
     lib: ctypes.CDLL
     system_usm: bool
-    queues: list[Any] = field(default_factory=list)
+    device: DeviceInfo
+    queues: list[int] = field(default_factory=list)
 
     @property
     def queue_ptr(self) -> int:
-        return int(self.queue.addressof_ref())
-
-    @property
-    def device(self) -> Any:
-        return self.queue.sycl_device
+        return self.queue
 
     def can_compile(self, language: str) -> bool:
         return bool(self.lib.kw_can_compile(self.queue_ptr, LANGUAGE_IDS[language]))
@@ -51,22 +61,16 @@ class SyclRuntime:
                                len(options), ctypes.byref(handle), ctypes.byref(text))
         return (handle.value if rc == 0 else None), take_string(self.lib, text)
 
-    def build_opencl(self, source: str, options: list[str]) -> tuple[Any, str]:
-        """Build OpenCL C through dpctl; return (program or None, build log or error text)."""
-        import dpctl.program
-
-        copts = " ".join(options)
-        try:
-            return dpctl.program.create_program_from_source(self.queue, source, copts), ""
-        except dpctl.program.SyclProgramCompilationError as exc:
-            return None, self.opencl_log(source, copts) or str(exc) or "OpenCL build failed"
-
-    def opencl_log(self, source: str, copts: str) -> str:
-        """The OpenCL compiler's log for ``source`` (dpctl's error carries none)."""
-        text = ctypes.c_void_p()
-        self.lib.kw_opencl_build_log(self.queue_ptr, source.encode(), copts.encode(),
-                                     ctypes.byref(text))
-        return take_string(self.lib, text).strip()
+    def build_opencl(self, source: str, options: list[str]) -> tuple[OpenCLProgram | None, str]:
+        """Build OpenCL C; return (program or None, build log or error text)."""
+        handle, text = ctypes.c_void_p(), ctypes.c_void_p()
+        rc = self.lib.kw_build_opencl(self.queue_ptr, source.encode(),
+                                      " ".join(options).encode(), ctypes.byref(handle),
+                                      ctypes.byref(text))
+        message = take_string(self.lib, text)
+        if rc != 0 or not handle.value:
+            return None, message or "OpenCL build failed"
+        return OpenCLProgram(self.lib, handle.value), message
 
     def get_kernel(self, bundle: int, name: str) -> int | None:
         return self.lib.kw_get_kernel(bundle, name.encode()) or None
@@ -74,37 +78,47 @@ class SyclRuntime:
     def wait(self) -> None:
         for q in self.queues:
             err = ctypes.c_void_p()
-            if self.lib.kw_wait(int(q.addressof_ref()), ctypes.byref(err)) != 0:
+            if self.lib.kw_wait(q, ctypes.byref(err)) != 0:
                 raise LaunchError(f"SYCL queue reported an error: {take_string(self.lib, err)}")
 
 
-def _import_dpctl(settings: Settings) -> Any:
-    apply_runtime_env(settings)
-    try:
-        import dpctl
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            f"dpctl is not installed ({exc}). Fix: {INSTALL_FIX}"
-        ) from exc
-    return dpctl
+class OpenCLProgram:
+    """An OpenCL C program built by the shim; freed with the last reference."""
+
+    def __init__(self, lib: ctypes.CDLL, handle: int) -> None:
+        self._lib, self.handle = lib, handle
+
+    def kernel(self, name: str) -> int | None:
+        """A ``sycl::kernel*`` for ``name``, or ``None`` when the program has no such kernel."""
+        return self._lib.kw_opencl_kernel(self.handle, name.encode()) or None
+
+    def __del__(self) -> None:
+        try:
+            self._lib.kw_free_program(self.handle)
+        except (AttributeError, TypeError):  # interpreter shutdown
+            pass
 
 
-def _make_queue(dpctl: Any) -> Any:
-    try:
-        return dpctl.SyclQueue(DEVICE_FILTER, property=["in_order", "enable_profiling"])
-    except Exception as exc:  # dpctl raises its own SyclQueueCreationError
-        raise BackendUnavailableError(
-            f"no Intel OpenCL CPU device ({exc}); devices seen: {dpctl.get_devices()}. "
-            f"Fix: {INSTALL_FIX} (and do not import dpctl before kernelwright's sycl backend)."
-        ) from exc
+def _device_text(lib: ctypes.CDLL, queue: int, what: str) -> str:
+    return take_string(lib, ctypes.c_void_p(lib.kw_device_info(queue, _INFO[what])))
 
 
 def open_runtime(settings: Settings) -> SyclRuntime:
-    """Import dpctl with the right environment, make the queue, build and load the shim."""
-    dpctl = _import_dpctl(settings)
-    queue = _make_queue(dpctl)
+    """Set the runtime's environment, build (once) and load the shim, make the queue."""
+    apply_runtime_env(settings)
     lib = load_shim(settings)
-    system_usm = bool(queue.sycl_device.has_aspect_usm_system_allocations)
+    err = ctypes.c_void_p()
+    queue = lib.kw_make_queue(ctypes.byref(err))
+    if not queue:
+        raise BackendUnavailableError(
+            f"no Intel OpenCL CPU device ({take_string(lib, err) or 'no reason given'}). "
+            f"Fix: {INSTALL_FIX} (and start Python without the runtime's variables overridden: "
+            "kernelwright sets OCL_ICD_FILENAMES itself).")
+    device = DeviceInfo(name=_device_text(lib, queue, "name"),
+                        driver_version=_device_text(lib, queue, "driver_version"),
+                        vendor=_device_text(lib, queue, "vendor"))
+    system_usm = _device_text(lib, queue, "system_usm") == "1"
     if not system_usm:
         log.warning("device lacks usm_system_allocations: arrays are copied through shared USM")
-    return SyclRuntime(queue=queue, lib=lib, system_usm=system_usm, queues=[queue])
+    return SyclRuntime(queue=queue, lib=lib, system_usm=system_usm, device=device,
+                       queues=[queue])

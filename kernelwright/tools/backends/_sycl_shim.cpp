@@ -1,22 +1,29 @@
 // kernelwright SYCL shim: a C ABI over the sycl_ext_oneapi_kernel_compiler extension.
 //
 // Built lazily by kernelwright.tools.backends._shim with plain g++ against the SYCL runtime
-// headers of the Python environment, and loaded with ctypes. The queue comes from dpctl
-// (SyclQueue.addressof_ref() is a sycl::queue*); kernels are sycl::kernel* either from a
-// bundle built here from SYCL source or from dpctl (SyclKernel.addressof_ref()).
+// headers of the Python environment, and loaded with ctypes. The shim makes the queue
+// itself (kw_make_queue), so a process using it needs no Python package of the runtime (and
+// so no numpy); kernels are sycl::kernel*, from a bundle built here from SYCL source or from
+// an OpenCL C program built here through OpenCL interop.
 //
 // Every function catches all exceptions: errors come back as malloc'd text (kw_free_str).
 
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 // Only the headers the shim needs (not <sycl/sycl.hpp>): halves its one-time build.
+#include <sycl/aspects.hpp>
 #include <sycl/backend.hpp>
 #include <sycl/backend/opencl.hpp>
+#include <sycl/device.hpp>
+#include <sycl/device_selector.hpp>
 #include <sycl/event.hpp>
 #include <sycl/ext/oneapi/experimental/enqueue_functions.hpp>
 #include <sycl/handler.hpp>
+#include <sycl/info/info_desc.hpp>
 #include <sycl/kernel_bundle.hpp>
+#include <sycl/properties/queue_properties.hpp>
 #include <sycl/queue.hpp>
+#include <sycl/usm.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -31,6 +38,12 @@ namespace syclexp = sycl::ext::oneapi::experimental;
 namespace {
 
 using exe_bundle = sycl::kernel_bundle<sycl::bundle_state::executable>;
+
+// An OpenCL C program built for a queue's device, with the context its kernels belong to.
+struct opencl_program {
+  cl_program program;
+  sycl::context context;
+};
 
 char *dup(const std::string &s) {
   char *out = static_cast<char *>(std::malloc(s.size() + 1));
@@ -105,7 +118,57 @@ uint64_t elapsed_ns(const sycl::event &e) {
 
 extern "C" {
 
-int kw_abi_version() { return 1; }
+int kw_abi_version() { return 2; }
+
+// An in-order, profiling queue on the first OpenCL CPU device (kw_free_queue), or nullptr
+// with *err saying why.
+void *kw_make_queue(char **err) {
+  *err = nullptr;
+  sycl::queue *queue = nullptr;
+  guarded(err, [&] {
+    auto opencl_cpu = [](const sycl::device &d) {
+      return d.get_backend() == sycl::backend::opencl && d.is_cpu() ? 1 : -1;
+    };
+    queue = new sycl::queue(sycl::device(opencl_cpu),
+                            sycl::property_list{sycl::property::queue::in_order(),
+                                                sycl::property::queue::enable_profiling()});
+  });
+  return queue;
+}
+
+void kw_free_queue(void *queue_ptr) { delete static_cast<sycl::queue *>(queue_ptr); }
+
+// A fact about the queue's device as malloc'd text: 0 its name, 1 its driver version,
+// 2 its vendor, 3 "1" if it reads plain host memory (usm_system_allocations), else "0".
+char *kw_device_info(void *queue_ptr, int what) {
+  char *out = nullptr;
+  guarded(&out, [&] {
+    auto d = static_cast<sycl::queue *>(queue_ptr)->get_device();
+    std::string text;
+    if (what == 0) text = d.get_info<sycl::info::device::name>();
+    else if (what == 1) text = d.get_info<sycl::info::device::driver_version>();
+    else if (what == 2) text = d.get_info<sycl::info::device::vendor>();
+    else text = d.has(sycl::aspect::usm_system_allocations) ? "1" : "0";
+    out = dup(text);
+  });
+  return out;
+}
+
+// Shared USM of `size` bytes on the queue's context (kw_free_usm), or nullptr.
+void *kw_malloc_shared(void *queue_ptr, size_t size) {
+  try {
+    return sycl::malloc_shared(size, *static_cast<sycl::queue *>(queue_ptr));
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void kw_free_usm(void *queue_ptr, void *ptr) {
+  try {
+    sycl::free(ptr, *static_cast<sycl::queue *>(queue_ptr));
+  } catch (...) {
+  }
+}
 
 // 1 if the queue's device can compile source of `language` (0 SYCL, 1 OpenCL C), else 0.
 int kw_can_compile(void *queue_ptr, int language) {
@@ -212,8 +275,63 @@ int kw_wait(void *queue_ptr, char **err) {
   return guarded(err, [&] { static_cast<sycl::queue *>(queue_ptr)->wait_and_throw(); });
 }
 
-// Compile OpenCL C natively on the queue's OpenCL device only to read the build log (dpctl
-// reports OpenCL compile errors without it). Returns the clBuildProgram status.
+// Build OpenCL C for the queue's device. On success *program is an opaque handle
+// (kw_free_program) and the result 0; otherwise *log holds the compiler's log or the error.
+int kw_build_opencl(void *queue_ptr, const char *source, const char *options, void **program,
+                    char **log) {
+  *program = nullptr;
+  *log = nullptr;
+  cl_int status = CL_SUCCESS;
+  int rc = guarded(log, [&] {
+    auto &q = *static_cast<sycl::queue *>(queue_ptr);
+    cl_context ctx = sycl::get_native<sycl::backend::opencl>(q.get_context());
+    cl_device_id dev = sycl::get_native<sycl::backend::opencl>(q.get_device());
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &source, nullptr, &status);
+    if (status == CL_SUCCESS) {
+      status = clBuildProgram(prog, 1, &dev, options, nullptr, nullptr);
+      if (status == CL_SUCCESS) {
+        *program = new opencl_program{prog, q.get_context()};
+      } else {
+        size_t size = 0;
+        clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+        std::string text(size, '\0');
+        clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, text.data(), nullptr);
+        *log = dup("OpenCL build failed (status " + std::to_string(status) + "): " +
+                   text.c_str());
+        clReleaseProgram(prog);
+      }
+    } else {
+      *log = dup("clCreateProgramWithSource failed (status " + std::to_string(status) + ")");
+    }
+    clReleaseContext(ctx);
+    clReleaseDevice(dev);
+  });
+  return rc != 0 ? 1 : (*program ? 0 : 1);
+}
+
+// A sycl::kernel* for `name` in an OpenCL program (kw_free_kernel), or nullptr if it has none.
+void *kw_opencl_kernel(void *program, const char *name) {
+  try {
+    auto &p = *static_cast<opencl_program *>(program);
+    cl_int status = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(p.program, name, &status);
+    if (status != CL_SUCCESS) return nullptr;
+    auto *out = new sycl::kernel(sycl::make_kernel<sycl::backend::opencl>(k, p.context));
+    clReleaseKernel(k);  // the SYCL kernel holds its own reference
+    return out;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void kw_free_program(void *program) {
+  auto *p = static_cast<opencl_program *>(program);
+  if (p) clReleaseProgram(p->program);
+  delete p;
+}
+
+// Compile OpenCL C natively on the queue's OpenCL device only to read the build log.
+// Returns the clBuildProgram status.
 int kw_opencl_build_log(void *queue_ptr, const char *source, const char *options, char **log) {
   *log = nullptr;
   cl_int status = CL_SUCCESS;

@@ -26,28 +26,29 @@ class SharedCopies:
     Every array is copied back, since the launch cannot tell inputs from outputs.
     """
 
-    def __init__(self, queue: Any, args: list[Arg]) -> None:
-        self._queue = queue
+    def __init__(self, runtime: Any, args: list[Arg]) -> None:
+        self._rt = runtime  # a SyclRuntime: its shim allocates on its queue
         self._args = args
-        self._staged: list[tuple[int, Any, int]] = []  # (host pointer, usm memory, bytes)
+        self._staged: list[tuple[int, int, int]] = []  # (host pointer, usm pointer, bytes)
 
     def __enter__(self) -> list[Arg]:
-        import dpctl.memory
-
         out: list[Arg] = []
         for arg in self._args:
             size = nbytes(arg.array) if arg.is_pointer else 0
             if size == 0:
                 out.append(arg)
                 continue
-            mem = dpctl.memory.MemoryUSMShared(size, queue=self._queue)
-            ptr = int(mem._pointer)
+            ptr = self._rt.lib.kw_malloc_shared(self._rt.queue_ptr, size)
+            if not ptr:
+                self.__exit__()
+                raise MemoryError(f"shared USM of {size} bytes could not be allocated")
             ctypes.memmove(ptr, arg.value.value, size)
-            self._staged.append((arg.value.value, mem, size))
+            self._staged.append((arg.value.value, ptr, size))
             out.append(Arg(ctypes.c_void_p(ptr), arg.array))
         return out
 
     def __exit__(self, *exc: object) -> None:
-        for host, mem, size in self._staged:
-            ctypes.memmove(host, int(mem._pointer), size)
+        for host, ptr, size in self._staged:
+            ctypes.memmove(host, ptr, size)
+            self._rt.lib.kw_free_usm(self._rt.queue_ptr, ptr)
         self._staged.clear()

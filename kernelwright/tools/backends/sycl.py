@@ -31,7 +31,7 @@ from kernelwright.tools.backends._source import (
     opencl_kernel_names,
     source_hash,
 )
-from kernelwright.tools.backends._sycl_runtime import SyclRuntime, open_runtime
+from kernelwright.tools.backends._sycl_runtime import OpenCLProgram, SyclRuntime, open_runtime
 from kernelwright.tools.backends._usm import SharedCopies
 from kernelwright.tools.backends.base import (
     Backend,
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 shim_file = shim_path  # where the shim of this runtime and venv is cached (its full key)
 
-apply_runtime_env(None)  # device discovery before anything imports dpctl; the runtime
-# adds the cache of its own settings when it opens
+apply_runtime_env(None)  # device discovery before the runtime loads; the runtime adds the
+# cache of its own settings when it opens
 
 
 @dataclass
@@ -59,7 +59,7 @@ class _Built:
     """A successful build living in this process: the bundle and its kernel handles."""
 
     result: BuildResult
-    bundle: Any  # shim bundle handle (SYCL), or dpctl program and kernels (OpenCL): kept alive
+    bundle: Any  # shim bundle handle (SYCL) or OpenCL program: kept alive with its kernels
     kernels: dict[str, int]
     module: KernelModule | None = None
 
@@ -112,6 +112,7 @@ class SyclBackend(Backend):
 
     name = "sycl"
     languages = ("sycl", "opencl")
+    runs_without_numpy = True  # the shim makes the queue; dpctl's Python side is not used
 
     def __init__(self, settings: Settings, *, zero_copy: bool | None = None) -> None:
         self.settings = settings
@@ -164,20 +165,18 @@ class SyclBackend(Backend):
             return known.model_copy(update={"cached": True, "seconds": 0.0})
         runtime_cache = self._sealed_runtime_cache()
         start, entries_before = time.perf_counter(), _rtc_cache_entries()
-        keep: dict[str, Any] = {}
         if language == "sycl":
             bundle, text = self.runtime.build("sycl", source, opts)
             pointers = {} if bundle is None else self._kernel_pointers(bundle, source)
         else:
             bundle, text = self.runtime.build_opencl(source, opts)
-            keep = {} if bundle is None else _opencl_kernels(bundle, source)
-            pointers = {n: int(k.addressof_ref()) for n, k in keep.items()}
+            pointers = {} if bundle is None else _opencl_kernels(bundle, source)
         if runtime_cache is not None:
             record_tree(runtime_cache, self.settings)
         result = self._result(language, opts, key, bundle is not None, text, start, pointers,
                               entries_before)
         if result.ok:
-            self._builds[key] = _Built(result, (bundle, keep), pointers)
+            self._builds[key] = _Built(result, bundle, pointers)
         else:
             self._failed[key] = result
         return result
@@ -230,7 +229,7 @@ class SyclBackend(Backend):
         """Submit ``kernel`` with converted ``args``; return its profiled ns when waited for."""
         if self.zero_copy:
             return self._submit(kernel, args, glob, loc, wait)
-        with SharedCopies(self.runtime.queue, args) as staged:
+        with SharedCopies(self.runtime, args) as staged:
             return self._submit(kernel, staged, glob, loc, True)
 
     def _submit(self, kernel: SyclKernel, args: list[Arg], glob: tuple[int, ...],
@@ -311,10 +310,10 @@ def _rtc_cache_entries() -> int:
         return -1
 
 
-def _opencl_kernels(program: Any, source: str) -> dict[str, Any]:
-    """The dpctl ``SyclKernel`` objects of an OpenCL program, by name."""
-    names = [n for n in opencl_kernel_names(source) if program.has_sycl_kernel(n)]
-    return {n: program.get_sycl_kernel(n) for n in names}
+def _opencl_kernels(program: OpenCLProgram, source: str) -> dict[str, int]:
+    """The kernels of an OpenCL program, by name (``sycl::kernel*`` handles)."""
+    found = {n: program.kernel(n) for n in opencl_kernel_names(source)}
+    return {n: p for n, p in found.items() if p}
 
 
 def _fix_of(message: str) -> str:

@@ -116,3 +116,18 @@ def apply_runtime_env(settings: Settings | None = None) -> dict[str, str]:
     env = runtime_env(settings)
     os.environ.update(env)
     return env
+
+
+def preload_runtime() -> None:
+    """Load the SYCL runtime's libraries into this process without starting the runtime (no
+    platform is discovered, no thread started): a fork server does it once, so each runner
+    it forks finds them mapped when it loads the shim."""
+    import ctypes
+
+    path = runtime_prefix() / "lib" / "libsycl.so"
+    if path.is_file():
+        try:
+            ctypes.CDLL(str(path))
+        except OSError as exc:  # the runner's own load then reports it, with the fix
+            log.debug("could not preload %s: %s", path, exc)
+

@@ -253,17 +253,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def preload() -> None:
-    """Import, once and before any fork, what every runner needs: the backends and the SYCL
-    runtime's Python package (loading its libraries takes ~1 s; no queue is opened, so no
-    runtime thread exists when the server forks, and the runtime reads ``SYCL_CACHE_DIR``
-    only when a child first builds)."""
+    """Import, once and before any fork, what every runner needs: the backends, and the SYCL
+    runtime's libraries (loading them takes ~1 s; no queue is opened, so no runtime thread
+    exists when the server forks, and the runtime reads ``SYCL_CACHE_DIR`` only when a child
+    first builds)."""
     import kernelwright.tools.backends  # noqa: F401
-    import kernelwright.tools.backends.sycl  # noqa: F401  (sets the runtime's environment)
+    from kernelwright.tools.backends.sycl_env import preload_runtime
 
-    try:
-        import dpctl  # noqa: F401
-    except ImportError:  # not installed: candidates that need it fail with the backend's fix
-        pass
+    preload_runtime()  # importing the sycl backend also set the runtime's environment
 
 
 if __name__ == "__main__":

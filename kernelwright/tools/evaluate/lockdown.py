@@ -16,10 +16,10 @@ What stays allowed: operators that allocate, fill, copy, convert or re-view memo
 (:data:`verify.NON_COMPUTE_OPS`, plus the vendor GEMM/convolution entries when the contract
 admits ``vendor_library``) and random fills (module initialisers). :func:`refuse_native_reach`
 narrows the native route (imports and ``ctypes`` look-ups of the framework, the Python C API,
-vendor libraries). C++ and plain-torch candidates run with no numeric package importable
-(:mod:`kernelwright.tools.no_numeric`). Not covered, by design of a same-process runner: numpy
-on SYCL and CUDA (their runtimes import it), and native code that finds a function by reading
-memory; see docs/SECURITY.md.
+vendor libraries). Plain-torch, C++ and SYCL candidates run with no numeric package
+importable (:mod:`kernelwright.tools.no_numeric`). Not covered, by design of a same-process
+runner: numpy on CUDA (CuPy and the emulator import it), and native code that finds a function
+by reading memory; see docs/SECURITY.md.
 """
 
 from __future__ import annotations

@@ -177,28 +177,19 @@ def test_custom_kernels_only_refuses_native_reach_outside_ones_kernels(pool, hon
     honest()
 
 
-@pytest.mark.parametrize("backend", ["torch", "cpp"])
-def test_custom_kernels_only_runs_without_numpy(pool, honest, backend):
+@pytest.mark.parametrize("backend, own", [
+    ("torch", "gelu_cpp"), ("cpp", "gelu_cpp"),
+    pytest.param("sycl", "gelu_sycl", marks=pytest.mark.requires_sycl)])
+def test_custom_kernels_only_runs_without_numpy(pool, honest, backend, own):
     """numpy computes outside the framework's dispatcher: a custom-kernels-only candidate of a
     backend whose runtime needs no numpy runs in a process where no numeric package loads."""
     r = pool.evaluate(task("gelu_kernel"), attack("custom_only_bypass", backend, way="numpy"))
     assert not r.correct
     assert "numpy is not available to a custom-kernels-only candidate" in (r.error or ""), \
         r.error
-    own = pool.evaluate(task("gelu_kernel"), candidate("candidates/gelu_cpp"))
-    assert own.correct, own.error  # an honest C++ kernel in such a process
+    mine = pool.evaluate(task("gelu_kernel"), candidate(f"candidates/{own}"))
+    assert mine.correct, mine.error  # an honest kernel in such a process
     honest()  # and a framework-allowed task keeps numpy
-
-
-@pytest.mark.requires_sycl
-def test_custom_kernels_only_numpy_on_sycl_is_a_known_gap(pool, honest):
-    r = pool.evaluate(task("gelu_kernel"), attack("custom_only_bypass", "sycl", way="numpy"))
-    assert r.error is None or "ValueError" not in r.error
-    honest()
-    if r.correct:  # documented gap (docs/SECURITY.md, "What is not defended")
-        pytest.xfail("numpy: the SYCL runtime's Python package (dpctl) needs it in the "
-                     "candidate's process")
-    assert not r.correct
 
 
 def test_a_replaced_clock_rejects_the_timing_and_is_not_used(pool, honest, monkeypatch):
