@@ -117,3 +117,72 @@ def test_hung_worker_killed_at_the_deadline(two_devices, tmp_path):
             for _ in range(100):  # the stopped process is gone after the kill
                 os.kill(pid, 0)
                 time.sleep(0.1)
+
+
+CPP_SOURCE = 'extern "C" void triple(float* x, int n) { for (int i = 0; i < n; ++i) x[i] *= 3; }\n'
+
+
+def test_shared_cache_builds_run_as_ray_tasks(ray_head, tmp_path):
+    """The trusted builder's work runs as a Ray task; its artefact comes back through the
+    object store into the asking worker's cache, recorded."""
+    from kernelwright.tools.cluster.builds import promote_on_cluster
+    from kernelwright.tools.evaluate.build_cache import BuildCache
+
+    settings = quick_settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache")
+    request = {"backend": "cpp", "language": "cpp", "source": CPP_SOURCE, "options": []}
+    _wait_for_free_cpus(1)  # actors of earlier tests are gone (Ray frees them lazily)
+    report = promote_on_cluster([request], settings, None, 120.0)
+    assert report.get("where") is None, report
+    assert report["pid"] != os.getpid() and not report.get("error"), report
+    placed = [rel for rel in report["placed"] if rel.endswith(".so")]
+    assert len(placed) == 1 and placed[0].startswith("builds/cpp-"), report["placed"]
+    assert BuildCache.of(settings).check(placed[0])  # recorded by the asking side
+    from kernelwright.tools.backends.cpp import CppBackend
+
+    again = CppBackend(settings).build(CPP_SOURCE)
+    assert again.ok and again.cached  # the next trusted build is served from the cache
+
+
+def test_a_build_artefact_is_placed_once_and_never_outside_the_cache(tmp_path):
+    from kernelwright.tools.cluster.builds import _place
+
+    _place(tmp_path, "builds/a.so", b"one")
+    mtime = (tmp_path / "builds" / "a.so").stat().st_mtime_ns
+    _place(tmp_path, "builds/a.so", b"one")  # the same bytes already there: untouched
+    assert (tmp_path / "builds" / "a.so").stat().st_mtime_ns == mtime
+    _place(tmp_path, "builds/a.so", b"two")
+    assert (tmp_path / "builds" / "a.so").read_bytes() == b"two"
+    with pytest.raises(ValueError, match="leaves the build cache"):
+        _place(tmp_path / "builds", "../../escape.so", b"x")
+
+
+def test_with_every_cpu_claimed_the_worker_builds_on_its_own_node(ray_head, tmp_path):
+    import ray
+
+    from kernelwright.tools.cluster.builds import promote_on_cluster
+
+    class Idle:  # defined here, so Ray ships it by value (the test module is not importable)
+        def ready(self) -> bool:
+            return True
+
+    _wait_for_free_cpus(2)
+    hog = ray.remote(num_cpus=2)(Idle).remote()  # holds the head's two CPUs
+    try:
+        ray.get(hog.ready.remote(), timeout=60)
+        settings = quick_settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache")
+        request = {"backend": "cpp", "language": "cpp", "source": CPP_SOURCE, "options": []}
+        report = promote_on_cluster([request], settings, None, 120.0)
+    finally:
+        ray.kill(hog)
+    assert "no free CPU" in report["where"] and report["built"] == 1, report
+    built = [p for p in (tmp_path / "cache" / "builds").iterdir() if p.suffix == ".so"]
+    assert len(built) == 1  # in this node's cache (the pool records it, as without Ray)
+
+
+def _wait_for_free_cpus(n: float, timeout_s: float = 60.0) -> None:
+    import ray
+
+    deadline = time.monotonic() + timeout_s
+    while ray.available_resources().get("CPU", 0.0) < n:
+        assert time.monotonic() < deadline, ray.available_resources()
+        time.sleep(0.2)

@@ -2,7 +2,8 @@
 
 Everything trusted stays as it is on one machine: the actor's pool forks a fresh sandboxed
 runner per candidate and kills it at its own deadlines. The actor only moves the task, the
-candidate and the verdict between the run and the node.
+candidate and the verdict between the run and the node; the shared-cache builds its
+candidates ask for run as Ray tasks on any node with a free CPU (:mod:`builds`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ class EvalWorker:
 
     def __init__(self, device: str, settings_json: str) -> None:
         from kernelwright.config import Settings
+        from kernelwright.tools.cluster.builds import promote_on_cluster
         from kernelwright.tools.evaluate import WorkerPool
 
         self.device = device
-        self.pool = WorkerPool(Settings.model_validate_json(settings_json))
+        # shared-cache builds go to Ray tasks on any node with a free CPU
+        self.pool = WorkerPool(Settings.model_validate_json(settings_json),
+                               promoter=promote_on_cluster)
         self.done = 0
 
     def where(self) -> dict[str, Any]:
@@ -43,9 +47,12 @@ class EvalWorker:
     def contract(self, task: TaskFile):
         return self.pool.contract(task.load())
 
-    def release(self) -> None:
-        """Stop the pool's sessions and promote its builds (see ``WorkerPool.close``)."""
+    def release(self) -> list[dict[str, Any]]:
+        """Stop the pool's sessions and promote its builds (see ``WorkerPool.close``); the
+        trusted builder's reports (where each build ran, what it placed)."""
+        reports = self.pool.wait_for_builder()
         self.pool.close()
+        return reports
 
 
 class TaskFile:

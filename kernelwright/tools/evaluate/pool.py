@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -76,8 +76,12 @@ class WorkerPool:
         ...     result = pool.evaluate(task, candidate)
     """
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, settings: Settings | None = None, *,
+                 promoter: Callable[..., dict[str, Any]] | None = None) -> None:
+        """``promoter``: how sources reach the shared cache (``builder.promote``'s contract;
+        default: the trusted builder here; a cluster worker passes a Ray task)."""
         self.settings = settings or Settings()
+        self._promoter = promoter or builder.promote
         # most recently used last; at most settings.warm_sessions, except while in use
         self._sessions: OrderedDict[str, tuple[tuple, TaskSession]] = OrderedDict()
         # idle fork servers by what shaped their start; an evaluation borrows one for itself
@@ -251,7 +255,7 @@ class WorkerPool:
     def _promote(self, settings: Settings, bwrap: str | None,
                  builds: list[dict[str, Any]]) -> dict[str, Any]:
         timeout = min(builder.CANDIDATE_S, settings.call_timeout_s * 2)
-        report = builder.promote(builds, settings, bwrap, timeout)
+        report = self._promoter(builds, settings, bwrap, timeout)
         self.builder_s += float(report.get("seconds", 0.0))
         if report.get("error"):  # not shared: a later candidate may hand it over again
             log.info("trusted builder: %s", " ".join(str(report["error"]).split())[-300:])
