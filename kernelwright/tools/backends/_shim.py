@@ -48,8 +48,6 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
                                    _c.POINTER(_c.c_int), _c.POINTER(_c.c_int),
                                    _c.POINTER(_c.c_size_t), _c.POINTER(_c.c_size_t),
                                    _c.POINTER(_c.c_void_p), _c.c_int, _c.POINTER(_c.c_void_p)]),
-    "kw_opencl_build_log": (_c.c_int, [_c.c_void_p, _c.c_char_p, _c.c_char_p,
-                                        _c.POINTER(_c.c_void_p)]),
     "kw_make_queue": (_c.c_void_p, [_c.POINTER(_c.c_void_p)]),
     "kw_free_queue": (None, [_c.c_void_p]),
     "kw_device_info": (_c.c_void_p, [_c.c_void_p, _c.c_int]),

@@ -330,31 +330,6 @@ void kw_free_program(void *program) {
   delete p;
 }
 
-// Compile OpenCL C natively on the queue's OpenCL device only to read the build log.
-// Returns the clBuildProgram status.
-int kw_opencl_build_log(void *queue_ptr, const char *source, const char *options, char **log) {
-  *log = nullptr;
-  cl_int status = CL_SUCCESS;
-  int rc = guarded(log, [&] {
-    auto &q = *static_cast<sycl::queue *>(queue_ptr);
-    cl_context ctx = sycl::get_native<sycl::backend::opencl>(q.get_context());
-    cl_device_id dev = sycl::get_native<sycl::backend::opencl>(q.get_device());
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &source, nullptr, &status);
-    if (status == CL_SUCCESS) {
-      status = clBuildProgram(prog, 1, &dev, options, nullptr, nullptr);
-      size_t size = 0;
-      clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-      std::string text(size, '\0');
-      clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, text.data(), nullptr);
-      *log = dup(text.c_str());
-      clReleaseProgram(prog);
-    }
-    clReleaseContext(ctx);
-    clReleaseDevice(dev);
-  });
-  return rc != 0 ? -1 : status;
-}
-
 void kw_free_kernel(void *kernel) { delete static_cast<sycl::kernel *>(kernel); }
 void kw_free_bundle(void *bundle) { delete static_cast<exe_bundle *>(bundle); }
 void kw_free_str(char *s) { std::free(s); }
