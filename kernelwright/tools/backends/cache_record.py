@@ -240,6 +240,20 @@ def seal_tree(folder: Path, settings: Settings) -> list[str]:
     return removed
 
 
+@contextmanager
+def cache_writes(settings: Settings) -> Iterator[None]:
+    """Held by a trusted process from writing cache entries until it has recorded them (the
+    trusted builder's run; an in-process SYCL build from its seal to its record), so that no
+    other trusted process seals a folder in between and removes fresh, not yet recorded
+    entries as if they were planted (they would only be rebuilt, but every time, with a
+    warning). Inside a sandbox there is nothing to hold: the record is out of reach."""
+    if os.environ.get(SANDBOXED_ENV) == "1":
+        yield
+        return
+    with file_lock(record_path(settings.cache_dir, settings.data_dir).with_suffix(".writes.lock")):
+        yield
+
+
 def record_tree(folder: Path, settings: Settings) -> int:
     """Record the files a trusted process's runtime just wrote in ``folder``; how many."""
     if os.environ.get(SANDBOXED_ENV) == "1":

@@ -41,7 +41,7 @@ from kernelwright.tools.backends.base import (
     KernelModule,
     module_functions,
 )
-from kernelwright.tools.backends.cache_record import record_tree, seal_tree
+from kernelwright.tools.backends.cache_record import cache_writes, record_tree, seal_tree
 from kernelwright.tools.backends.sycl_env import INSTALL_FIX, apply_runtime_env
 
 if TYPE_CHECKING:
@@ -163,16 +163,18 @@ class SyclBackend(Backend):
         known = self._builds[key].result if key in self._builds else self._failed.get(key)
         if known is not None:  # failures too: the same source fails the same way
             return known.model_copy(update={"cached": True, "seconds": 0.0})
-        runtime_cache = self._sealed_runtime_cache()
-        start, entries_before = time.perf_counter(), _rtc_cache_entries()
-        if language == "sycl":
-            bundle, text = self.runtime.build("sycl", source, opts)
-            pointers = {} if bundle is None else self._kernel_pointers(bundle, source)
-        else:
-            bundle, text = self.runtime.build_opencl(source, opts)
-            pointers = {} if bundle is None else _opencl_kernels(bundle, source)
-        if runtime_cache is not None:
-            record_tree(runtime_cache, self.settings)
+        _ = self.runtime  # opened outside the lock: it may build the shim, which records it
+        with cache_writes(self.settings):  # from the seal to the record, no other sealer
+            runtime_cache = self._sealed_runtime_cache()
+            start, entries_before = time.perf_counter(), _rtc_cache_entries()
+            if language == "sycl":
+                bundle, text = self.runtime.build("sycl", source, opts)
+                pointers = {} if bundle is None else self._kernel_pointers(bundle, source)
+            else:
+                bundle, text = self.runtime.build_opencl(source, opts)
+                pointers = {} if bundle is None else _opencl_kernels(bundle, source)
+            if runtime_cache is not None:
+                record_tree(runtime_cache, self.settings)
         result = self._result(language, opts, key, bundle is not None, text, start, pointers,
                               entries_before)
         if result.ok:

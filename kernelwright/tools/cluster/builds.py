@@ -26,19 +26,18 @@ SKIPPED = ("sycl-shim",)  # each node prepares its own shim (built once, by its 
 def build_here(requests: list[dict[str, Any]], settings_json: str,
                timeout_s: float) -> dict[str, Any]:
     """Run the trusted builder into this node's build cache; its report, plus ``files`` (the
-    cache entries it added: relative path -> bytes), ``host`` and ``pid``."""
+    recorded cache entries it added: relative path -> bytes), ``host`` and ``pid``."""
     from kernelwright.tools.evaluate import builder, sandbox
     from kernelwright.tools.evaluate.build_cache import BuildCache
 
     settings = Settings.model_validate_json(settings_json)
-    cache = BuildCache.of(settings)
-    before = set(map(str, cache.entries()))
+    before = set(map(str, BuildCache.of(settings).entries()))
     probe = sandbox.probe_bwrap()
     report = builder.promote(requests, settings, probe.path if probe.available else None,
                              timeout_s)
+    cache = BuildCache.of(settings)  # as ``promote`` left it: what the builder wrote, recorded
     added = [rel for rel in map(str, cache.entries()) if rel not in before
              and not rel.startswith(SKIPPED)]
-    cache.adopt(added)
     files = {}
     for rel in added:
         if cache.check(rel):  # what this builder wrote, unaltered since

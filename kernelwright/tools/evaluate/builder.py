@@ -23,6 +23,7 @@ from typing import Any
 
 from kernelwright.config import Settings
 from kernelwright.errors import WorkerError
+from kernelwright.tools.backends.cache_record import cache_writes
 from kernelwright.tools.evaluate import sandbox
 from kernelwright.tools.evaluate.build_cache import BuildCache
 from kernelwright.tools.evaluate.build_options import allowed_builds
@@ -34,7 +35,8 @@ CANDIDATE_S = 60.0  # the trusted builder's time for one candidate's sources
 
 def promote(requests: list[dict[str, Any]], settings: Settings, bwrap: str | None,
             timeout_s: float) -> dict[str, Any]:
-    """Build ``requests`` into ``settings.cache_dir`` in the builder sandbox; its report."""
+    """Build ``requests`` into ``settings.cache_dir`` in the builder sandbox and record what
+    it wrote (both under :func:`cache_writes`); its report."""
     dicts = [r for r in requests if isinstance(r, dict)]
     prep = [r for r in dicts if "prepare" in r][:1]
     requests = prep + allowed_builds([r for r in dicts if "prepare" not in r])[:MAX_REQUESTS]
@@ -50,11 +52,15 @@ def promote(requests: list[dict[str, Any]], settings: Settings, bwrap: str | Non
         cmd = (sandbox.bwrap_command(bwrap, settings, scratch, env, inner, cache_writable=True)
                if bwrap else inner)
         t0 = time.monotonic()
-        try:
-            proc = subprocess.run(cmd, input=json.dumps(requests), capture_output=True,
-                                  text=True, timeout=timeout_s, env=env, cwd=scratch,
-                                  start_new_session=True, check=False)
-        except subprocess.TimeoutExpired:
+        with cache_writes(settings):
+            try:
+                proc = subprocess.run(cmd, input=json.dumps(requests), capture_output=True,
+                                      text=True, timeout=timeout_s, env=env, cwd=scratch,
+                                      start_new_session=True, check=False)
+            except subprocess.TimeoutExpired:
+                proc = None
+            BuildCache.of(settings).adopt()  # before any sealer may see them unrecorded
+        if proc is None:
             return {"built": 0, "error": f"the builder timed out after {timeout_s:g} s"}
         lines = proc.stdout.strip().splitlines()
         try:

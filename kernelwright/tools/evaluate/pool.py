@@ -205,8 +205,6 @@ class WorkerPool:
             tampered = BuildCache.of(settings).verify()  # before anything is built or loaded
         if candidate.backend == "sycl":  # the shim, built once by the trusted builder
             builder.prepare(settings, session.bwrap, START_TIMEOUT_S)
-        with self._record:
-            BuildCache.of(settings).adopt()
         loaded = {p: load_observer(p) for p in observers}
         evaluation = CandidateEvaluation(session, server, candidate, list(loaded.values()))
         evaluation.settings = settings  # this evaluation's timing knobs (the session may be
@@ -260,9 +258,7 @@ class WorkerPool:
         if report.get("error"):  # not shared: a later candidate may hand it over again
             log.info("trusted builder: %s", " ".join(str(report["error"]).split())[-300:])
             self._promoted.difference_update(_content_hash(b) for b in builds)
-        with self._record:
-            BuildCache.of(settings).adopt()
-        return report
+        return report  # what the builder wrote is recorded (by ``promote``, or the task)
 
     def wait_for_builder(self, timeout_s: float = BUILDER_POOL_S) -> list[dict[str, Any]]:
         """Wait (up to ``timeout_s`` in all) for the sources handed to the trusted builder;
