@@ -177,17 +177,25 @@ def test_custom_kernels_only_refuses_native_reach_outside_ones_kernels(pool, hon
     honest()
 
 
-@pytest.mark.parametrize("backend, own", [
-    ("torch", "gelu_cpp"), ("cpp", "gelu_cpp"),
-    pytest.param("sycl", "gelu_sycl", marks=pytest.mark.requires_sycl)])
-def test_custom_kernels_only_runs_without_numpy(pool, honest, backend, own):
+@pytest.mark.parametrize("backend", [
+    "torch", "cpp", pytest.param("sycl", marks=pytest.mark.requires_sycl)])
+def test_custom_kernels_only_runs_without_numpy(pool, honest, backend, tmp_path):
     """numpy computes outside the framework's dispatcher: a custom-kernels-only candidate of a
     backend whose runtime needs no numpy runs in a process where no numeric package loads."""
-    r = pool.evaluate(task("gelu_kernel"), attack("custom_only_bypass", backend, way="numpy"))
+    from kernelwright.spec import Task
+
+    if backend == "sycl":  # the examples' SYCL GELU, on a custom-only copy of its task
+        text = (EXAMPLES / "tasks" / "l1_gelu.py").read_text()
+        (tmp_path / "l1_gelu.py").write_text(f'ALLOWED_SPACES = ["custom_kernel"]\n{text}')
+        target = Task.from_path(tmp_path / "l1_gelu.py")
+        own = Candidate.from_file(EXAMPLES / "candidates" / "l1_gelu_naive_sycl.py")
+    else:
+        target, own = task("gelu_kernel"), candidate("candidates/gelu_cpp")
+    r = pool.evaluate(target, attack("custom_only_bypass", backend, way="numpy"))
     assert not r.correct
     assert "numpy is not available to a custom-kernels-only candidate" in (r.error or ""), \
         r.error
-    mine = pool.evaluate(task("gelu_kernel"), candidate(f"candidates/{own}"))
+    mine = pool.evaluate(target, own)
     assert mine.correct, mine.error  # an honest kernel in such a process
     honest()  # and a framework-allowed task keeps numpy
 
