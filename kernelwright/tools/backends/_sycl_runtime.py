@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LANGUAGE_IDS = {"sycl": 0, "opencl": 1}
-_INFO = {"name": 0, "driver_version": 1, "vendor": 2, "system_usm": 3}
+_INFO = {"name": 0, "driver_version": 1, "system_usm": 2}
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,6 @@ class DeviceInfo:
 
     name: str
     driver_version: str
-    vendor: str
     backend: str = "opencl"
 
 
@@ -115,8 +114,7 @@ def open_runtime(settings: Settings) -> SyclRuntime:
             f"Fix: {INSTALL_FIX} (and start Python without the runtime's variables overridden: "
             "kernelwright sets OCL_ICD_FILENAMES itself).")
     device = DeviceInfo(name=_device_text(lib, queue, "name"),
-                        driver_version=_device_text(lib, queue, "driver_version"),
-                        vendor=_device_text(lib, queue, "vendor"))
+                        driver_version=_device_text(lib, queue, "driver_version"))
     system_usm = _device_text(lib, queue, "system_usm") == "1"
     if not system_usm:
         log.warning("device lacks usm_system_allocations: arrays are copied through shared USM")

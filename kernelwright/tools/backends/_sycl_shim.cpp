@@ -139,7 +139,7 @@ void *kw_make_queue(char **err) {
 void kw_free_queue(void *queue_ptr) { delete static_cast<sycl::queue *>(queue_ptr); }
 
 // A fact about the queue's device as malloc'd text: 0 its name, 1 its driver version,
-// 2 its vendor, 3 "1" if it reads plain host memory (usm_system_allocations), else "0".
+// 2 "1" if it reads plain host memory (usm_system_allocations), else "0".
 char *kw_device_info(void *queue_ptr, int what) {
   char *out = nullptr;
   guarded(&out, [&] {
@@ -147,7 +147,6 @@ char *kw_device_info(void *queue_ptr, int what) {
     std::string text;
     if (what == 0) text = d.get_info<sycl::info::device::name>();
     else if (what == 1) text = d.get_info<sycl::info::device::driver_version>();
-    else if (what == 2) text = d.get_info<sycl::info::device::vendor>();
     else text = d.has(sycl::aspect::usm_system_allocations) ? "1" : "0";
     out = dup(text);
   });

@@ -263,7 +263,6 @@ def record_tree(folder: Path, settings: Settings) -> int:
         return cache._adopt([rel for rel in _files_under(cache, folder) if rel not in cache.index])
 
 
-
 def _files_under(cache: BuildCache, folder: Path) -> list[str]:
     try:
         sub = Path(folder).resolve().relative_to(cache.root.resolve())

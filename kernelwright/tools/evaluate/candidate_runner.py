@@ -257,10 +257,10 @@ def preload() -> None:
     runtime's libraries (loading them takes ~1 s; no queue is opened, so no runtime thread
     exists when the server forks, and the runtime reads ``SYCL_CACHE_DIR`` only when a child
     first builds)."""
-    import kernelwright.tools.backends  # noqa: F401
+    import kernelwright.tools.backends.sycl  # noqa: F401  (sets the runtime's environment)
     from kernelwright.tools.backends.sycl_env import preload_runtime
 
-    preload_runtime()  # importing the sycl backend also set the runtime's environment
+    preload_runtime()  # after the environment: the libraries load as a child will use them
 
 
 if __name__ == "__main__":

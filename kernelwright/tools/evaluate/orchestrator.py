@@ -210,7 +210,6 @@ class ForkServer:
         self.settings = settings
         self.closed = False
         self.sandboxed = bwrap is not None
-        self.numeric = numeric
         self.root = Path(tempfile.mkdtemp(prefix="kw-sandbox-"))
         os.chmod(self.root, 0o755)
         parent, child = socket.socketpair()
