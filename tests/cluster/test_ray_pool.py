@@ -169,6 +169,7 @@ def test_with_every_cpu_claimed_the_worker_builds_on_its_own_node(ray_head, tmp_
     hog = ray.remote(num_cpus=2)(Idle).remote()  # holds the head's two CPUs
     try:
         ray.get(hog.ready.remote(), timeout=60)
+        _wait_for_free_cpus_below(1)  # Ray's resource view lags the actor's start
         settings = quick_settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache")
         request = {"backend": "cpp", "language": "cpp", "source": CPP_SOURCE, "options": []}
         report = promote_on_cluster([request], settings, None, 120.0)
@@ -177,6 +178,15 @@ def test_with_every_cpu_claimed_the_worker_builds_on_its_own_node(ray_head, tmp_
     assert "no free CPU" in report["where"] and report["built"] == 1, report
     built = [p for p in (tmp_path / "cache" / "builds").iterdir() if p.suffix == ".so"]
     assert len(built) == 1  # in this node's cache (the pool records it, as without Ray)
+
+
+def _wait_for_free_cpus_below(n: float, timeout_s: float = 60.0) -> None:
+    import ray
+
+    deadline = time.monotonic() + timeout_s
+    while ray.available_resources().get("CPU", 0.0) >= n:
+        assert time.monotonic() < deadline, ray.available_resources()
+        time.sleep(0.2)
 
 
 def _wait_for_free_cpus(n: float, timeout_s: float = 60.0) -> None:

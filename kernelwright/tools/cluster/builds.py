@@ -54,17 +54,20 @@ def promote_on_cluster(requests: list[dict[str, Any]], settings: Settings, bwrap
     from kernelwright.tools.evaluate import builder
     from kernelwright.tools.evaluate.build_cache import BuildCache
 
+    def here(why: str) -> dict[str, Any]:
+        return {**builder.promote(requests, settings, bwrap, timeout_s), "where": f"here: {why}"}
+
     if ray.available_resources().get("CPU", 0.0) < BUILD_TASK_CPUS:
         # every CPU is claimed (device actors hold one each): a task would wait for one that
         # may never come, so this worker builds on its own node, as without a cluster
-        report = builder.promote(requests, settings, bwrap, timeout_s)
-        return {**report, "where": "here: the cluster has no free CPU for a build task"}
+        return here("the cluster has no free CPU for a build task")
     task = ray.remote(num_cpus=BUILD_TASK_CPUS, max_retries=1)(build_here)
-    try:
-        report = ray.get(task.remote(requests, settings.model_dump_json(), timeout_s),
-                         timeout=timeout_s + 60)
-    except Exception as exc:  # noqa: BLE001 - a lost node or a timeout: nothing is shared
-        return {"built": 0, "error": f"the build task failed: {type(exc).__name__}: {exc}"}
+    ref = task.remote(requests, settings.model_dump_json(), timeout_s)
+    try:  # Ray's view of free CPUs lags: a task that finds none in time is given up
+        report = ray.get(ref, timeout=timeout_s + 60)
+    except Exception as exc:  # noqa: BLE001 - a lost node or a timeout: build here instead
+        ray.cancel(ref, force=True)
+        return here(f"the build task failed ({type(exc).__name__}: {exc})")
     files: dict[str, bytes] = report.pop("files", {})
     root = Path(settings.cache_dir)
     for rel, data in files.items():
