@@ -35,7 +35,9 @@ def honest(pool: WorkerPool):
     def check():
         r = pool.evaluate(task("gelu"), candidate("candidates/gelu_torch"))
         assert r.correct, (r.error, r.flags)
-        assert r.speedup is not None and 0 < r.speedup < 10 * baseline.speedup
+        # a tampered clock reads far above 1x; a baseline timed while the machine was busy
+        # may read far below it, so the bound is never under 10x
+        assert r.speedup is not None and 0 < r.speedup < 10 * max(baseline.speedup, 1.0)
         return r
 
     return check
