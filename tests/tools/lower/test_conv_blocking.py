@@ -24,11 +24,16 @@ def cpp_program():
 
 
 def with_block(prog, ocb: int):
-    """``prog`` with every convolution group's channel block set to ``ocb``."""
+    """``prog`` with every convolution group's channel block set to ``ocb``.
+
+    The block belongs to the direct schedule (the implicit-GEMM one tiles by ``mr``/``nr``), so
+    the direct algorithm is pinned: the default would take GEMM for the transposed convolution.
+    """
     keys = [k for k in prog.space if k.endswith(".ocb")]
     assert len(keys) == 3 and all(prog.space[k] == BLOCKS for k in keys)
     kernel = {k: "kernel" for k in prog.space if k.endswith(".impl")}  # our emitter, not oneDNN
-    return prog.with_params({**{k: ocb for k in keys}, **kernel})
+    direct = {k: "direct" for k in prog.space if k.endswith(".algo")}
+    return prog.with_params({**{k: ocb for k in keys}, **kernel, **direct})
 
 
 def kernels(source: str) -> list[str]:

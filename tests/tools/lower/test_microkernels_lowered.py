@@ -74,14 +74,15 @@ def _conv_params(prog, **extra):
     return out
 
 
-# convt, convt_forms and conv3d_odd_cout hold transposed convolutions (stride 1 and strided)
+# convt, convt_forms and conv3d_odd_cout hold transposed convolutions (stride 1 and strided);
+# conv_runs has rows wide enough that B panels pack as runs of the input
 @pytest.mark.parametrize("name", ["conv_groups", "conv_bn", "conv3d_odd_cout", "convt",
-                                  "convt_forms"])
+                                  "convt_forms", "conv_runs"])
 def test_convolution_as_implicit_gemm_is_correct(name):
     prog = lower_task(task(name), "cpp")
-    for extra in ({}, {"mr": 4, "kc": 5, "nc": 3 * W, "threads": "team"}):
+    for extra in ({}, {"mr": 4, "kc": 5, "nc": 3 * W, "threads": "team"}, {"nr": W}):
         p = prog.with_params(_conv_params(prog, **extra))
-        assert "packed GEMM" in p.source
+        assert "packed GEMM" in p.source and "kw_nrun" in p.source
         check_lowered(p)
 
 

@@ -91,25 +91,63 @@ def lowered_conv_phases(k: KernelCtx, c, blocking: Any,
             return f"(({' && '.join(conds)}) ? {v} : {zero})"
         return capture_fragment(k, emit)
 
+    def sources(b: str, qs: list[str]) -> tuple[Ix, list[str], list[str]]:
+        """Input channel, raw input positions and tap conditions of B's row at the packing's
+        ``kw_kd*`` (channel, phase taps) for column positions ``qs``."""
+        g, rs = phase(b)
+        ic, *js = [Ix.atom(f"kw_kd{d}", (0, s - 1)) for d, s in enumerate((cin_g, *T))]
+        raws, conds = [], []
+        for d in range(nd):
+            t, cond = tap(d, rs[d], js[d])
+            raws.append(k.let(f"{qs[d]} + ({rs[d].render()} + {c.padding[d]} - {t} * "
+                              f"{c.dilation[d]}) / {S[d]}", "int"))
+            conds.append(cond)
+        cin = Ix.atom(k.let(f"{g.render()} * {cin_g} + {ic.render()}", "int"),
+                      (0, x.shape[1] - 1))
+        return cin, raws, conds
+
+    def gather(nn: Ix, cin: Ix, raws: list[str], conds: list[str]) -> str:
+        ipos = [Ix.atom(k.let(f"kw_min(kw_max({r}, 0), {isp[d] - 1})", "int"), (0, isp[d] - 1))
+                for d, r in enumerate(raws)]
+        inside = [f"{r} >= 0 && {r} < {isp[d]}" for d, r in enumerate(raws)]
+        return f"(({' && '.join(conds + inside)}) ? {x.load(k, [nn, cin, *ipos])} : {zero})"
+
     def load_b(b, kk, col):
         def emit():
-            g, rs = phase(b)
-            # packing B loops over (channel, phase taps) as kw_kd0, kw_kd1, ... (k_shape)
-            ic, *js = [Ix.atom(f"kw_kd{d}", (0, s - 1)) for d, s in enumerate((cin_g, *T))]
             nn, *qs = index_atoms(k, col, (N, *Q), "kw_q")
-            conds, ipos = [], []
-            for d in range(nd):
-                t, cond = tap(d, rs[d], js[d])
-                raw = k.let(f"{qs[d].render()} + ({rs[d].render()} + {c.padding[d]} - {t} * "
-                            f"{c.dilation[d]}) / {S[d]}", "int")
-                conds += [cond, f"{raw} >= 0 && {raw} < {isp[d]}"]
-                ipos.append(Ix.atom(k.let(f"kw_min(kw_max({raw}, 0), {isp[d] - 1})", "int"),
-                                    (0, isp[d] - 1)))
-            cin = Ix.atom(k.let(f"{g.render()} * {cin_g} + {ic.render()}", "int"),
-                          (0, x.shape[1] - 1))
-            v = x.load(k, [nn, cin, *ipos])
-            return f"(({' && '.join(conds)}) ? {v} : {zero})"
+            return gather(nn, *sources(b, [q.render() for q in qs]))
         return capture_fragment(k, emit)
+
+    def columns(col):
+        return capture_fragment(k, lambda: [q.render() for q in index_atoms(
+            k, col, (N, *Q), "kw_q")])
+
+    def load_b_cols(b, s):
+        def emit():
+            nn = Ix.atom(k.let(f"kw_cv0[{s}]", "int"), (0, N - 1))
+            return gather(nn, *sources(b, [k.let(f"kw_cv{d + 1}[{s}]", "int")
+                                           for d in range(nd)]))
+        return capture_fragment(k, emit)
+
+    def load_b_run(b, s0, count):
+        """A run of columns from ``s0``: one image, one phase, consecutive ``q`` along the
+        last dim, so consecutive inputs (``packed_gemm``'s ``b_run``)."""
+        def uniform():
+            cin, raws, conds = sources(b, [k.let(f"kw_cv{d + 1}[{s0}]", "int")
+                                           for d in range(nd)])
+            inside = [f"{r} >= 0 && {r} < {isp[d]}" for d, r in enumerate(raws[:-1])]
+            inside.append(f"{raws[-1]} >= 0 && {raws[-1]} + {count} - 1 < {isp[-1]}")
+            return k.let(f"kw_cv0[{s0}]", "int"), cin, raws, " && ".join(conds + inside)
+
+        ustmts, (image, cin, raws, inside) = capture_fragment(k, uniform)
+
+        def lane():
+            last = k.let(f"{raws[-1]} + (kw_s - {s0})", "int")
+            pos = [Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate([*raws[:-1], last])]
+            return x.load(k, [Ix.atom(image, (0, N - 1)), cin, *pos])
+
+        lstmts, value = capture_fragment(k, lane)
+        return ustmts, inside, lstmts, value
 
     def store(b, i, col, v):
         def emit():
@@ -129,5 +167,7 @@ def lowered_conv_phases(k: KernelCtx, c, blocking: Any,
 
     prob = GemmProblem(G * math.prod(S), m, N * math.prod(Q), cin_g * math.prod(T), ct,
                        load_a, load_b, store, a_batched=True, b_batched=True,
-                       a_k_contig=True, b_n_contig=False, k_shape=(cin_g, *T))
+                       a_k_contig=True, b_n_contig=False, k_shape=(cin_g, *T),
+                       b_columns=columns, load_b_cols=load_b_cols,
+                       b_run=(tuple(range(nd)), nd, 1), load_b_run=load_b_run)
     return source(prob, blocking)

@@ -35,6 +35,8 @@ TEAM_MIN_FMAS = 1 << 20
 # a tile packs its own B block (module notes) when K is at most this, in at most this many bytes
 TILE_B_MAX_K = 2048
 TILE_B_BYTES = 256 * 1024
+# a B panel of convolution columns packs run by run up to this many runs past its first
+RUN_MAX_CUTS = 3
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,14 @@ class GemmProblem:
     # inside the k loops (contiguous stores, one gather per column), not a column at a time
     b_columns: Callable[[str], tuple[list[str], list[str]]] | None = None
     load_b_cols: Callable[[str, str], tuple[list[str], str]] | None = None
+    # with b_columns: ``b_run = (same, stepping, step)`` says when consecutive columns are one
+    # run of the source: ``kw_cv<j>`` equal for each j in ``same``, ``kw_cv<stepping>`` growing
+    # by ``step`` (a convolution's columns along an output row). A panel cut into a few runs
+    # packs each run by ``load_b_run(b, s0, n)`` (run from column ``s0``, ``n`` long):
+    # (statements, a condition that the whole run lies inside the source, then statements and
+    # value for lane ``kw_s`` read without clamping), the clamped gather where it does not
+    b_run: tuple[tuple[int, ...], int, int] | None = None
+    load_b_run: Callable[[str, str, str], tuple[list[str], str, list[str], str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -161,14 +171,15 @@ def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int,
     if p.b_columns is not None and p.load_b_cols is not None and p.k_shape and fold != "n":
         cstmts, cvals = p.b_columns("kw_col")
         bstmts, bval = p.load_b_cols("kw_b", "kw_s")
+        gather = ["{", f"const int kw_b = {b_of};", "(void)kw_b;", *_k_loops(p),
+                  "#pragma omp simd", f"for (int kw_s = 0; kw_s < {nr}; ++kw_s) {{", *bstmts,
+                  f"kw_dst[kw_kk * {nr} + kw_s] = kw_s < kw_nv ? ({ct})({bval}) : ({ct})0;",
+                  "}", "}" * len(p.k_shape), "}"]
         return [*valid, *[f"int kw_cv{j}[{nr}];" for j in range(len(cvals))],
                 f"for (int kw_s = 0; kw_s < {nr}; ++kw_s) {{",  # padding columns: column 0
                 f"const int kw_col = kw_jp * {nr} + (kw_s < kw_nv ? kw_s : 0);", "{", *cstmts,
                 *[f"kw_cv{j}[kw_s] = {v};" for j, v in enumerate(cvals)], "}", "}",
-                "{", f"const int kw_b = {b_of};", "(void)kw_b;", *_k_loops(p),
-                "#pragma omp simd", f"for (int kw_s = 0; kw_s < {nr}; ++kw_s) {{", *bstmts,
-                f"kw_dst[kw_kk * {nr} + kw_s] = kw_s < kw_nv ? ({ct})({bval}) : ({ct})0;",
-                "}", "}" * len(p.k_shape), "}"]
+                *_pack_b_runs(p, bl, b_of, bstmts, bval, gather)]
     stmts, val = p.load_b("kw_b", "kw_k", "kw_n")
     elem = ["{", *_index(fold, "n", "kw_col", p.n),
             *([f"const int kw_b = {b_of};"] if fold != "n" else []),
@@ -186,6 +197,36 @@ def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int,
                  f"kw_dst[kw_kk * {nr} + kw_s] = 0; continue; }}", col,
                  *_k_loops(p), *elem, "}" * (len(p.k_shape or (1,))), "}"]
     return [*valid, *loops]
+
+
+def _pack_b_runs(p: GemmProblem, bl: Blocking, b_of: str, bstmts: list[str], bval: str,
+                 gather: list[str]) -> list[str]:
+    """A panel of ``b_columns`` cut into its runs (``GemmProblem.b_run``): with at most
+    ``RUN_MAX_CUTS`` of them each run inside the source is plain loads (contiguous at step 1),
+    the rest the clamped gather; otherwise (short runs) ``gather`` over the whole panel."""
+    if p.b_run is None or p.load_b_run is None or not p.k_shape:
+        return gather
+    nr, ct = bl.nr, p.ctype
+    same, stepping, step = p.b_run
+    joined = " && ".join([*(f"kw_cv{j}[kw_s] == kw_cv{j}[kw_s - 1]" for j in same),
+                          f"kw_cv{stepping}[kw_s] == kw_cv{stepping}[kw_s - 1] + {step}"])
+    ustmts, inside, lstmts, lval = p.load_b_run("kw_b", "kw_s0", "kw_s1 - kw_s0")
+    dst = f"kw_dst[kw_kk * {nr} + kw_s]"
+    runs = ["{", f"const int kw_b = {b_of};", "(void)kw_b;", *_k_loops(p),
+            "for (int kw_g = 0; kw_g < kw_nrun; ++kw_g) {",
+            "const int kw_s0 = kw_cut[kw_g], kw_s1 = kw_cut[kw_g + 1];",
+            "{", *ustmts, f"if ({inside}) {{",
+            "#pragma omp simd", "for (int kw_s = kw_s0; kw_s < kw_s1; ++kw_s) {", *lstmts,
+            f"{dst} = ({ct})({lval});", "}", "} else {",
+            "#pragma omp simd", "for (int kw_s = kw_s0; kw_s < kw_s1; ++kw_s) {", *bstmts,
+            f"{dst} = ({ct})({bval});", "}", "}", "}", "}",
+            f"for (int kw_s = kw_nv; kw_s < {nr}; ++kw_s) {dst} = ({ct})0;",
+            "}" * len(p.k_shape), "}"]
+    return [f"int kw_cut[{nr + 1}];", "int kw_nrun = 0;", "kw_cut[0] = 0;",
+            "for (int kw_s = 1; kw_s < kw_nv; ++kw_s)",
+            f"if (!({joined}) && kw_nrun < {RUN_MAX_CUTS}) kw_cut[++kw_nrun] = kw_s;",
+            "else if (!(" + joined + ")) { kw_nrun = -1; break; }",
+            "if (kw_nrun >= 0) {", "kw_cut[++kw_nrun] = kw_nv;", *runs, "} else", *gather]
 
 
 def _k_loops(p: GemmProblem) -> list[str]:
@@ -282,6 +323,7 @@ def gemm_source(p: GemmProblem, bl: Blocking) -> tuple[str, list[str]]:
         f"{ct}* __restrict__ kw_ws = kw_pa + {mc * kc};",
         *([f"{ct}* __restrict__ kw_bt = kw_ws + {mc * nc};"] if tile_b else []),
         f"const int kw_rows = {rows}, kw_cols = {cols}, kw_ldc = {nc};",
+        *(["int kw_a_tb = -1;"] if tile_b else []),
         "#pragma omp for schedule(dynamic, 1)",
         f"for (int kw_t = 0; kw_t < {nb * mt * nt}; ++kw_t) {{",
         f"const int kw_tb = kw_t / {mt * nt};",
@@ -296,7 +338,9 @@ def gemm_source(p: GemmProblem, bl: Blocking) -> tuple[str, list[str]]:
         f"for (int kw_pc = 0; kw_pc < {max(p.k, 1)}; kw_pc += {kc}) {{",  # K = 0: one block
         f"const int kw_kcv = kw_pc + {kc} <= {p.k} ? {kc} : {p.k} - kw_pc;",
         f"const int kw_last = kw_pc + {kc} >= {p.k};",
-        *_pack_a(p, bl, fold),
+        # per tile B: one K block and one row block, so A changes only with the batch
+        *(["if (kw_tb != kw_a_tb) {", "kw_a_tb = kw_tb;", *_pack_a(p, bl, fold), "}"]
+          if tile_b else _pack_a(p, bl, fold)),
         "for (int kw_jr = 0; kw_jr < kw_npn; ++kw_jr) {",
         f"const {ct}* kw_bpan = {bpanel};",
         "for (int kw_ip = 0; kw_ip < kw_mp; ++kw_ip) {",
