@@ -19,6 +19,7 @@ from kernelwright.tools.lower.microkernels import (
     detect_isa,
     strided_gemm_source,
 )
+from kernelwright.tools.lower.microkernels.ukernel import COMMON
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
@@ -142,3 +143,23 @@ def test_b_is_packed_per_tile_only_where_all_rows_fit_one_block():
     assert "B packed per tile" in source(bl.mc - 1, 300)
     assert "B packed per tile" not in source(bl.mc + 1, 300)  # B would be packed per row block
     assert "B packed per tile" not in source(8, 4096)  # K too long for one L2-sized block
+
+
+@pytest.mark.parametrize("flags", [("-march=native",), ("-mavx2", "-mfma"), ("-march=x86-64",)],
+                         ids=["native", "avx2", "plain"])
+def test_run_copy_writes_exactly_n_elements_on_every_isa_path(tmp_path, flags):
+    """``kw_copy_f/d`` (a packed convolution run): whole vectors, then a masked tail that
+    neither reads nor writes past ``n`` (guard values after it survive)."""
+    if "x86" not in subprocess.run(["uname", "-m"], capture_output=True, text=True).stdout:
+        pytest.skip("x86-64 flags")
+    if flags[0] == "-mavx2" and detect_isa().name == "generic":
+        pytest.skip("this CPU has no AVX2")
+    lib = _build(tmp_path, COMMON + 'extern "C" void cf(float* d, const float* s, int n) '
+                 '{ kw_copy_f(d, s, n); }\nextern "C" void cd(double* d, const double* s, '
+                 'int n) { kw_copy_d(d, s, n); }\n', flags)
+    for fn, dtype in ((lib.cf, torch.float32), (lib.cd, torch.float64)):
+        for n in range(0, 41):
+            src = torch.arange(1, 42, dtype=dtype)
+            dst = torch.full((41,), -1.0, dtype=dtype)
+            fn(ctypes.c_void_p(dst.data_ptr()), ctypes.c_void_p(src.data_ptr()), n)
+            assert torch.equal(dst[:n], src[:n]) and bool((dst[n:] == -1).all()), (dtype, n)

@@ -149,7 +149,7 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
 
         def lane():
             nn = Ix.atom(image, (0, c.shape[0] - 1))
-            last = k.let(f"{raws[-1]} + (kw_s - {s0}) * {step}", "int")
+            last = k.let(f"{raws[-1]} + kw_l * {step}", "int")
             pos = [Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate([*raws[:-1], last])]
             return x.load(k, [nn, Ix.atom(cin, (0, x.shape[1] - 1)), *pos])
 

@@ -142,7 +142,7 @@ def lowered_conv_phases(k: KernelCtx, c, blocking: Any,
         ustmts, (image, cin, raws, inside) = capture_fragment(k, uniform)
 
         def lane():
-            last = k.let(f"{raws[-1]} + (kw_s - {s0})", "int")
+            last = k.let(f"{raws[-1]} + kw_l", "int")
             pos = [Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate([*raws[:-1], last])]
             return x.load(k, [Ix.atom(image, (0, N - 1)), cin, *pos])
 

@@ -20,6 +20,7 @@ going out to memory and back (16 MB for a 32-channel 3x3 convolution over 16 32x
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -76,7 +77,8 @@ class GemmProblem:
     # by ``step`` (a convolution's columns along an output row). A panel cut into a few runs
     # packs each run by ``load_b_run(b, s0, n)`` (run from column ``s0``, ``n`` long):
     # (statements, a condition that the whole run lies inside the source, then statements and
-    # value for lane ``kw_s`` read without clamping), the clamped gather where it does not
+    # value for the run's lane ``kw_l`` read without clamping; a plain element of a buffer at
+    # step 1 is copied as a block), the clamped gather where it does not
     b_run: tuple[tuple[int, ...], int, int] | None = None
     load_b_run: Callable[[str, str, str], tuple[list[str], str, list[str], str]] | None = None
 
@@ -212,12 +214,18 @@ def _pack_b_runs(p: GemmProblem, bl: Blocking, b_of: str, bstmts: list[str], bva
                           f"kw_cv{stepping}[kw_s] == kw_cv{stepping}[kw_s - 1] + {step}"])
     ustmts, inside, lstmts, lval = p.load_b_run("kw_b", "kw_s0", "kw_s1 - kw_s0")
     dst = f"kw_dst[kw_kk * {nr} + kw_s]"
+    first = _buffer_element(lstmts, lval, ct) if step == 1 else None
+    if first is not None:  # a contiguous run of a buffer: whole vectors, then a masked one
+        copy = ["{", "const int kw_l = 0;", *lstmts[:-1],
+                f"kw_copy_{ct[0]}(kw_dst + kw_kk * {nr} + kw_s0, &{first}, kw_s1 - kw_s0);",
+                "}"]
+    else:
+        copy = ["#pragma omp simd", "for (int kw_s = kw_s0; kw_s < kw_s1; ++kw_s) {",
+                "const int kw_l = kw_s - kw_s0;", *lstmts, f"{dst} = ({ct})({lval});", "}"]
     runs = ["{", f"const int kw_b = {b_of};", "(void)kw_b;", *_k_loops(p),
             "for (int kw_g = 0; kw_g < kw_nrun; ++kw_g) {",
             "const int kw_s0 = kw_cut[kw_g], kw_s1 = kw_cut[kw_g + 1];",
-            "{", *ustmts, f"if ({inside}) {{",
-            "#pragma omp simd", "for (int kw_s = kw_s0; kw_s < kw_s1; ++kw_s) {", *lstmts,
-            f"{dst} = ({ct})({lval});", "}", "} else {",
+            "{", *ustmts, f"if ({inside}) {{", *copy, "} else {",
             "#pragma omp simd", "for (int kw_s = kw_s0; kw_s < kw_s1; ++kw_s) {", *bstmts,
             f"{dst} = ({ct})({bval});", "}", "}", "}", "}",
             f"for (int kw_s = kw_nv; kw_s < {nr}; ++kw_s) {dst} = ({ct})0;",
@@ -227,6 +235,14 @@ def _pack_b_runs(p: GemmProblem, bl: Blocking, b_of: str, bstmts: list[str], bva
             f"if (!({joined}) && kw_nrun < {RUN_MAX_CUTS}) kw_cut[++kw_nrun] = kw_s;",
             "else if (!(" + joined + ")) { kw_nrun = -1; break; }",
             "if (kw_nrun >= 0) {", "kw_cut[++kw_nrun] = kw_nv;", *runs, "} else", *gather]
+
+
+def _buffer_element(stmts: list[str], value: str, ctype: str) -> str | None:
+    """``buf[index]`` when a lane's value is one element of a buffer of the compute type (its
+    last statement reads ``const T value = buf[index];``), so a run of lanes can be copied."""
+    m = re.fullmatch(rf"const {ctype} {re.escape(value)} = (\w+\[.+\]);",
+                     stmts[-1].strip()) if stmts else None
+    return m.group(1) if m else None
 
 
 def _k_loops(p: GemmProblem) -> list[str]:

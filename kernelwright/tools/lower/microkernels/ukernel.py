@@ -26,6 +26,43 @@ static inline kw_vf kw_vload_f(const float* p) { kw_vf v; __builtin_memcpy(&v, p
 static inline kw_vd kw_vload_d(const double* p) { kw_vd v; __builtin_memcpy(&v, p, 16); return v; }
 static inline void kw_vstore_f(float* p, kw_vf v) { __builtin_memcpy(p, &v, 16); }
 static inline void kw_vstore_d(double* p, kw_vd v) { __builtin_memcpy(p, &v, 16); }
+/* n contiguous elements (a packed run): whole vectors, then one masked vector */
+static inline void kw_copy_f(float* __restrict__ d, const float* __restrict__ s, int n) {
+#if defined(__AVX512F__)
+    for (; n >= 16; n -= 16, d += 16, s += 16) _mm512_storeu_ps(d, _mm512_loadu_ps(s));
+    if (n > 0) {
+        const __mmask16 m = (__mmask16)((1u << n) - 1u);
+        _mm512_mask_storeu_ps(d, m, _mm512_maskz_loadu_ps(m, s));
+    }
+#elif defined(__AVX2__)
+    for (; n >= 8; n -= 8, d += 8, s += 8) _mm256_storeu_ps(d, _mm256_loadu_ps(s));
+    if (n > 0) {
+        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_maskstore_ps(d, m, _mm256_maskload_ps(s, m));
+    }
+#else
+    for (int i = 0; i < n; ++i) d[i] = s[i];
+#endif
+}
+static inline void kw_copy_d(double* __restrict__ d, const double* __restrict__ s, int n) {
+#if defined(__AVX512F__)
+    for (; n >= 8; n -= 8, d += 8, s += 8) _mm512_storeu_pd(d, _mm512_loadu_pd(s));
+    if (n > 0) {
+        const __mmask8 m = (__mmask8)((1u << n) - 1u);
+        _mm512_mask_storeu_pd(d, m, _mm512_maskz_loadu_pd(m, s));
+    }
+#elif defined(__AVX2__)
+    for (; n >= 4; n -= 4, d += 4, s += 4) _mm256_storeu_pd(d, _mm256_loadu_pd(s));
+    if (n > 0) {
+        const __m256i m = _mm256_cmpgt_epi64(_mm256_set1_epi64x(n),
+                                             _mm256_setr_epi64x(0, 1, 2, 3));
+        _mm256_maskstore_pd(d, m, _mm256_maskload_pd(s, m));
+    }
+#else
+    for (int i = 0; i < n; ++i) d[i] = s[i];
+#endif
+}
 /* one grow-only, 64-byte aligned buffer per slot and calling thread (packed panels) */
 static inline void* kw_scratch(int slot, size_t bytes) {
     static thread_local void* buf[4];
