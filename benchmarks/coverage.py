@@ -241,7 +241,9 @@ def print_report(rows: list[Row], args, settings: Settings, compile_note: str,
     if failed:
         print("\nnot correct:")
         for r in failed:
-            print(f"  {r.task} ({r.family}): {(r.error or 'no correct kernel').splitlines()[0]}")
+            lines = [ln.strip() for ln in (r.error or "no correct kernel").splitlines()]
+            why = " | ".join(ln for ln in lines if ln)  # the cause is often past line one
+            print(f"  {r.task} ({r.family}): {why[:400]}")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

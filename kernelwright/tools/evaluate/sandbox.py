@@ -140,6 +140,9 @@ def python_paths() -> list[Path]:
 def runner_env(settings: Settings, scratch: Path, sandboxed: bool) -> dict[str, str]:
     """The runner's whole environment: an allow-list, never the parent's secrets."""
     env = {k: os.environ[k] for k in INHERITED if k in os.environ}
+    if env.get("PYTHONPATH"):  # the runner starts in its scratch: `PYTHONPATH=.` means here
+        env["PYTHONPATH"] = os.pathsep.join(
+            str(Path(e).resolve()) for e in env["PYTHONPATH"].split(os.pathsep) if e)
     home = str(scratch / "home")
     env.update({
         "HOME": home, "TMPDIR": str(scratch / "tmp"), "PYTHONDONTWRITEBYTECODE": "1",
@@ -172,8 +175,18 @@ def python_module(module: str, *args: str, numeric: bool = True) -> list[str]:
     """``python -m module args``; with ``numeric=False`` the numeric packages cannot be
     imported in it (:mod:`kernelwright.tools.no_numeric`)."""
     if not numeric:
-        return [sys.executable, "-m", "kernelwright.tools.no_numeric", module, *args]
-    return [sys.executable, "-m", module, *args]
+        return [interpreter(), "-m", "kernelwright.tools.no_numeric", module, *args]
+    return [interpreter(), "-m", module, *args]
+
+
+def interpreter() -> str:
+    """``sys.executable`` as the sandbox sees it: under the resolved environment, which is what
+    :func:`python_paths` binds (a virtual environment reached through a symlinked directory,
+    e.g. ``checkout/.venv -> elsewhere``, does not exist inside at its unresolved path)."""
+    exe = Path(sys.executable)
+    if not exe.is_relative_to(sys.prefix):
+        return sys.executable
+    return str(Path(sys.prefix).resolve() / exe.relative_to(sys.prefix))
 
 
 def numeric_package_dirs() -> list[Path]:

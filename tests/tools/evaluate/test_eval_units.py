@@ -310,3 +310,37 @@ def test_the_tree_watchdog_counts_forked_children_together():
     finally:
         for k in kids:
             k.kill()
+
+
+def test_the_runner_starts_through_the_environment_the_sandbox_binds(tmp_path, monkeypatch):
+    """A checkout whose ``.venv`` is a symlink to another directory: the sandbox binds the
+    resolved environment only, so the runner's interpreter must be named there (it was named
+    at the symlink: "bwrap: execvp .../.venv/bin/python: No such file or directory")."""
+    import sys
+
+    from kernelwright.tools.evaluate import sandbox
+
+    real = tmp_path / "envs" / "kw"
+    (real / "bin").mkdir(parents=True)
+    (real / "bin" / "python").touch()
+    link = tmp_path / "checkout" / ".venv"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    monkeypatch.setattr(sys, "prefix", str(link))
+    monkeypatch.setattr(sys, "executable", str(link / "bin" / "python"))
+    named = sandbox.python_module("kernelwright.tools.evaluate.candidate_runner")[0]
+    assert named == str(real.resolve() / "bin" / "python")
+    assert any(real.resolve().is_relative_to(p) for p in sandbox.python_paths())
+    monkeypatch.setattr(sys, "executable", "/usr/bin/python3")  # outside the environment
+    assert sandbox.python_module("m", numeric=False)[0] == "/usr/bin/python3"
+
+
+def test_a_relative_pythonpath_names_the_checkout_not_the_runner_scratch(tmp_path,
+                                                                         monkeypatch):
+    from kernelwright.config import Settings
+    from kernelwright.tools.evaluate import sandbox
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([".", "", "/opt/x"]))
+    env = sandbox.runner_env(Settings(), tmp_path / "scratch", True)
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path.resolve()), "/opt/x"]
