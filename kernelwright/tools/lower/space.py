@@ -127,7 +127,7 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
             elif f"{pre}algo" in prog.space:  # implicit GEMM on the packed micro-kernel
                 params.update({pre + p: v for p, v in gemm_defaults(None).items()
                                if p != "algo"})
-                params[f"{pre}algo"] = conv_defaults(grp.main[0])["algo"]
+                params.update({pre + p: v for p, v in conv_defaults(grp.main[0]).items()})
             c = grp.main[0]
             flops = 2 * c.numel * c.cost
             if f"{pre}vform" in prog.space:

@@ -7,7 +7,7 @@ import pytest
 from lower_helpers import check_lowered, task
 
 from kernelwright.tools.lower import lower_task
-from kernelwright.tools.lower.microkernels import detect_isa
+from kernelwright.tools.lower.microkernels import default_blocking, detect_isa
 
 W = detect_isa().width("float")
 BLOCKINGS = [
@@ -106,6 +106,20 @@ def test_depthwise_and_tiny_convolutions_stay_direct():
     assert conv_defaults(Fake)["algo"] == "direct"
     Fake.groups, Fake.w.shape = 1, (32, 32, 3, 3)
     assert conv_defaults(Fake)["algo"] == "gemm"
+
+
+def test_register_tile_rows_fit_the_output_channels():
+    from kernelwright.tools.lower.microkernels.packed_gemm import fitted_mr
+
+    choices = [4, 6, 8, 12]
+    # 32 or 64 rows: 8-row tiles pad nothing, 12-row tiles pad 4 of 36 and 8 of 72
+    assert fitted_mr(32, 12, choices) == 8 and fitted_mr(64, 12, choices) == 8
+    assert fitted_mr(48, 12, choices) == 12 and fitted_mr(200, 12, choices) == 12
+    assert fitted_mr(5, 12, choices) == 6  # never above the ISA's default (registers)
+    assert fitted_mr(32, 6, choices) == 4 and fitted_mr(64, 6, choices) == 6
+    prog = lower_task(task("conv_runs"), "cpp")  # 16 output channels per convolution
+    mrs = {v for k, v in prog.params.items() if k.endswith(".mr")}
+    assert mrs == {fitted_mr(16, default_blocking(detect_isa()).mr, choices)}
 
 
 def test_phase_taps_are_the_taps_that_reach_each_output_phase():

@@ -21,7 +21,11 @@ from typing import TYPE_CHECKING, Any
 from kernelwright.tools.lower.dtypes import compute_type, literal
 from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.microkernels.isa import detect_isa
-from kernelwright.tools.lower.microkernels.lowered import capture_fragment, index_atoms
+from kernelwright.tools.lower.microkernels.lowered import (
+    capture_fragment,
+    gemm_choices,
+    index_atoms,
+)
 from kernelwright.tools.lower.microkernels.lowered_convt import (
     lowered_conv_phases,
     strided_transposed,
@@ -29,6 +33,7 @@ from kernelwright.tools.lower.microkernels.lowered_convt import (
 from kernelwright.tools.lower.microkernels.packed_gemm import (
     GemmProblem,
     default_blocking,
+    fitted_mr,
     gemm_source,
 )
 
@@ -49,11 +54,14 @@ def conv_defaults(c) -> dict[str, Any]:
     convolution from 3 channels, K = 27, runs faster direct); direct otherwise
     (depthwise, tiny channel counts). A transposed convolution needs only 4 output channels
     per group: its direct form tests every tap of every output (measured: 8 -> 8 channels,
-    3x3x3 stride 2, 172 ms direct, 48 ms as phases)."""
-    if compute_type(c.dtype) not in ("float", "double"):
-        return {"algo": "direct"}
+    3x3x3 stride 2, 172 ms direct, 48 ms as phases). ``mr`` fits the output channels per
+    group (:func:`fitted_mr`)."""
     _, m, _, kd = conv_gemm_shape(c)
-    return {"algo": "gemm" if kd >= 64 and m >= (4 if c.transposed else 16) else "direct"}
+    mr = fitted_mr(m, default_blocking(detect_isa()).mr, gemm_choices()["mr"])
+    if compute_type(c.dtype) not in ("float", "double"):
+        return {"algo": "direct", "mr": mr}
+    return {"algo": "gemm" if kd >= 64 and m >= (4 if c.transposed else 16) else "direct",
+            "mr": mr}
 
 
 def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
