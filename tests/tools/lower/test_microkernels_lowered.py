@@ -69,6 +69,7 @@ def _conv_params(prog, **extra):
     keys = [k for k in prog.space if k.endswith(".algo")]
     assert keys, "the convolution offers no algorithm choice"
     out = {k: "gemm" for k in keys}
+    out.update({k: "kernel" for k in prog.space if k.endswith(".impl")})  # ours, not oneDNN
     for key in keys:
         out.update({key.replace(".algo", f".{p}"): v for p, v in extra.items()})
     return out

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from kernelwright.tools.lower.dtypes import compute_type
+from kernelwright.tools.lower.dtypes import compute_type, load_expr
 from kernelwright.tools.lower.index import Ix, unravel
 from kernelwright.tools.lower.microkernels.isa import Isa, detect_isa
 from kernelwright.tools.lower.microkernels.packed_gemm import (
@@ -61,6 +61,19 @@ def capture_fragment(k: KernelCtx, fn: Callable[[], Any]) -> tuple[list[str], An
     finally:
         k.lines = saved
         k.scopes.pop()
+
+
+def contiguous_element(k: KernelCtx, x: Any, idx: list[Ix], ctype: str) -> str | None:
+    """``buf[offset]`` of ``x[idx]`` when ``x`` is a buffer stored in ``ctype`` with its last
+    dim innermost, so that the next last-dim indices are the next elements (a run of them can
+    be copied as a block); None where ``x`` is computed, converted or laid out otherwise."""
+    name = k.realized.get(x.id)
+    if name is None or compute_type(x.dtype) != ctype or load_expr(x.dtype, "v") != "v":
+        return None
+    order = k.layouts.get(name)
+    if order is not None and order[-1] != len(x.shape) - 1:
+        return None
+    return f"{name}[{k.flat(name, x, idx).render()}]"
 
 
 def index_atoms(k: KernelCtx, flat: str, shape: tuple[int, ...], prefix: str) -> list[Ix]:

@@ -23,6 +23,7 @@ from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.microkernels.isa import detect_isa
 from kernelwright.tools.lower.microkernels.lowered import (
     capture_fragment,
+    contiguous_element,
     gemm_choices,
     index_atoms,
 )
@@ -162,7 +163,10 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
             return x.load(k, [nn, Ix.atom(cin, (0, x.shape[1] - 1)), *pos])
 
         lstmts, value = capture_fragment(k, lane)
-        return ustmts, inside, lstmts, value
+        lane0 = [Ix.atom(image, (0, c.shape[0] - 1)), Ix.atom(cin, (0, x.shape[1] - 1)),
+                 *(Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate(raws))]
+        first = contiguous_element(k, x, lane0, ct) if step == 1 else None
+        return ustmts, inside, lstmts, value, first
 
     def store(b, i, col, v):
         def emit():

@@ -20,7 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwright.tools.lower.dtypes import compute_type, literal
 from kernelwright.tools.lower.index import Ix
-from kernelwright.tools.lower.microkernels.lowered import capture_fragment, index_atoms
+from kernelwright.tools.lower.microkernels.lowered import (
+    capture_fragment,
+    contiguous_element,
+    index_atoms,
+)
 from kernelwright.tools.lower.microkernels.packed_gemm import GemmProblem
 
 if TYPE_CHECKING:
@@ -147,7 +151,9 @@ def lowered_conv_phases(k: KernelCtx, c, blocking: Any,
             return x.load(k, [Ix.atom(image, (0, N - 1)), cin, *pos])
 
         lstmts, value = capture_fragment(k, lane)
-        return ustmts, inside, lstmts, value
+        lane0 = [Ix.atom(image, (0, N - 1)), cin,
+                 *(Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate(raws))]
+        return ustmts, inside, lstmts, value, contiguous_element(k, x, lane0, ct)
 
     def store(b, i, col, v):
         def emit():

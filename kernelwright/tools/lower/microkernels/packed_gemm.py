@@ -20,7 +20,6 @@ going out to memory and back (16 MB for a 32-channel 3x3 convolution over 16 32x
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -76,11 +75,13 @@ class GemmProblem:
     # run of the source: ``kw_cv<j>`` equal for each j in ``same``, ``kw_cv<stepping>`` growing
     # by ``step`` (a convolution's columns along an output row). A panel cut into a few runs
     # packs each run by ``load_b_run(b, s0, n)`` (run from column ``s0``, ``n`` long):
-    # (statements, a condition that the whole run lies inside the source, then statements and
-    # value for the run's lane ``kw_l`` read without clamping; a plain element of a buffer at
-    # step 1 is copied as a block), the clamped gather where it does not
+    # (statements, a condition that the whole run lies inside the source, statements and
+    # value for the run's lane ``kw_l`` read without clamping, and ``buf[offset]`` of lane 0
+    # where the run is consecutive elements of a buffer, copied as a block, else None), the
+    # clamped gather where it does not lie inside
     b_run: tuple[tuple[int, ...], int, int] | None = None
-    load_b_run: Callable[[str, str, str], tuple[list[str], str, list[str], str]] | None = None
+    load_b_run: Callable[[str, str, str], tuple[list[str], str, list[str], str, str | None]] \
+        | None = None
 
 
 @dataclass(frozen=True)
@@ -223,13 +224,10 @@ def _pack_b_runs(p: GemmProblem, bl: Blocking, b_of: str, bstmts: list[str], bva
     same, stepping, step = p.b_run
     joined = " && ".join([*(f"kw_cv{j}[kw_s] == kw_cv{j}[kw_s - 1]" for j in same),
                           f"kw_cv{stepping}[kw_s] == kw_cv{stepping}[kw_s - 1] + {step}"])
-    ustmts, inside, lstmts, lval = p.load_b_run("kw_b", "kw_s0", "kw_s1 - kw_s0")
+    ustmts, inside, lstmts, lval, first = p.load_b_run("kw_b", "kw_s0", "kw_s1 - kw_s0")
     dst = f"kw_dst[kw_kk * {nr} + kw_s]"
-    first = _buffer_element(lstmts, lval, ct) if step == 1 else None
     if first is not None:  # a contiguous run of a buffer: whole vectors, then a masked one
-        copy = ["{", "const int kw_l = 0;", *lstmts[:-1],
-                f"kw_copy_{ct[0]}(kw_dst + kw_kk * {nr} + kw_s0, &{first}, kw_s1 - kw_s0);",
-                "}"]
+        copy = [f"kw_copy_{ct[0]}(kw_dst + kw_kk * {nr} + kw_s0, &{first}, kw_s1 - kw_s0);"]
     else:
         copy = ["#pragma omp simd", "for (int kw_s = kw_s0; kw_s < kw_s1; ++kw_s) {",
                 "const int kw_l = kw_s - kw_s0;", *lstmts, f"{dst} = ({ct})({lval});", "}"]
@@ -246,14 +244,6 @@ def _pack_b_runs(p: GemmProblem, bl: Blocking, b_of: str, bstmts: list[str], bva
             f"if (!({joined}) && kw_nrun < {RUN_MAX_CUTS}) kw_cut[++kw_nrun] = kw_s;",
             "else if (!(" + joined + ")) { kw_nrun = -1; break; }",
             "if (kw_nrun >= 0) {", "kw_cut[++kw_nrun] = kw_nv;", *runs, "} else", *gather]
-
-
-def _buffer_element(stmts: list[str], value: str, ctype: str) -> str | None:
-    """``buf[index]`` when a lane's value is one element of a buffer of the compute type (its
-    last statement reads ``const T value = buf[index];``), so a run of lanes can be copied."""
-    m = re.fullmatch(rf"const {ctype} {re.escape(value)} = (\w+\[.+\]);",
-                     stmts[-1].strip()) if stmts else None
-    return m.group(1) if m else None
 
 
 def _k_loops(p: GemmProblem) -> list[str]:

@@ -1,7 +1,8 @@
 """Lowering test task (family: conv): convolutions whose im2col columns pack as runs of
 the input (wide rows): rows that are no multiple of a panel, padding at both ends, stride 2
 forward (runs of step 2), dilation, transposed stride 1 and strided transposed (per phase),
-1-D to 3-D, and a batch of 2 so runs stop at image ends too."""
+1-D to 3-D, a batch of 2 so runs stop at image ends too, and a convolution of a transposed
+view (its runs are not consecutive in memory, so they must not be block copies)."""
 
 import torch
 from torch import nn
@@ -16,10 +17,11 @@ class Model(nn.Module):
         self.d = nn.ConvTranspose2d(6, 16, 3, padding=1)
         self.e = nn.ConvTranspose2d(6, 16, 3, stride=2, padding=1, output_padding=1)
         self.f = nn.ConvTranspose3d(4, 16, 3, stride=(1, 2, 2), padding=1)
+        self.g = nn.Conv2d(6, 16, 3)
 
     def forward(self, x, y, z):
         return (torch.relu(self.a(x)), self.b(x), self.c(y), self.d(x), self.e(x) * 0.5,
-                self.f(z))
+                self.f(z), self.g(x.transpose(2, 3)))
 
 
 def get_inputs():
