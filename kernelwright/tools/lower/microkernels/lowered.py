@@ -76,6 +76,26 @@ def contiguous_element(k: KernelCtx, x: Any, idx: list[Ix], ctype: str) -> str |
     return f"{name}[{k.flat(name, x, idx).render()}]"
 
 
+def input_run(k: KernelCtx, x: Any, image: Ix, cin: Ix, raws: list[str], count: str,
+              step: int, ctype: str) -> tuple[str, list[str], str, str | None]:
+    """A run of ``count`` elements of the input ``x[image, cin, *raws]``, the last position
+    ``step`` apart (a packed convolution run, ``GemmProblem.b_run``): the condition that it
+    lies inside ``x``, the statements and value of lane ``kw_l``, and the block-copy element
+    of lane 0 (:func:`contiguous_element`, at step 1) or None."""
+    isp = x.shape[2:]
+    inside = [f"{r} >= 0 && {r} < {isp[d]}" for d, r in enumerate(raws[:-1])]
+    inside.append(f"{raws[-1]} >= 0 && {raws[-1]} + ({count} - 1) * {step} < {isp[-1]}")
+
+    def at(last: str) -> list[Ix]:
+        pos = [Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate([*raws[:-1], last])]
+        return [image, cin, *pos]
+
+    lstmts, value = capture_fragment(
+        k, lambda: x.load(k, at(k.let(f"{raws[-1]} + kw_l * {step}", "int"))))
+    first = contiguous_element(k, x, at(raws[-1]), ctype) if step == 1 else None
+    return " && ".join(inside), lstmts, value, first
+
+
 def index_atoms(k: KernelCtx, flat: str, shape: tuple[int, ...], prefix: str) -> list[Ix]:
     """``flat`` unravelled over ``shape``: one named int per dimension, with its range."""
     out = []

@@ -23,9 +23,9 @@ from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.microkernels.isa import detect_isa
 from kernelwright.tools.lower.microkernels.lowered import (
     capture_fragment,
-    contiguous_element,
     gemm_choices,
     index_atoms,
+    input_run,
 )
 from kernelwright.tools.lower.microkernels.lowered_convt import (
     lowered_conv_phases,
@@ -148,24 +148,13 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
             sign = "-" if c.transposed else "+"
             raws = [k.let(f"kw_cv{d + 1}[{s0}] {sign} {taps[d].render()} * {c.dilation[d]}",
                           "int") for d in range(nd)]
-            inside = [f"{r} >= 0 && {r} < {isp[d]}" for d, r in enumerate(raws[:-1])]
-            inside.append(f"{raws[-1]} >= 0 && {raws[-1]} + ({count} - 1) * {step} < "
-                          f"{isp[-1]}")
             cin = k.let(f"{b} * {cin_g} + {ic.render()}", "int")
-            return k.let(f"kw_cv0[{s0}]", "int"), raws, cin, " && ".join(inside)
+            return k.let(f"kw_cv0[{s0}]", "int"), raws, cin
 
-        ustmts, (image, raws, cin, inside) = capture_fragment(k, uniform)
-
-        def lane():
-            nn = Ix.atom(image, (0, c.shape[0] - 1))
-            last = k.let(f"{raws[-1]} + kw_l * {step}", "int")
-            pos = [Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate([*raws[:-1], last])]
-            return x.load(k, [nn, Ix.atom(cin, (0, x.shape[1] - 1)), *pos])
-
-        lstmts, value = capture_fragment(k, lane)
-        lane0 = [Ix.atom(image, (0, c.shape[0] - 1)), Ix.atom(cin, (0, x.shape[1] - 1)),
-                 *(Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate(raws))]
-        first = contiguous_element(k, x, lane0, ct) if step == 1 else None
+        ustmts, (image, raws, cin) = capture_fragment(k, uniform)
+        inside, lstmts, value, first = input_run(
+            k, x, Ix.atom(image, (0, c.shape[0] - 1)), Ix.atom(cin, (0, x.shape[1] - 1)),
+            raws, count, step, ct)
         return ustmts, inside, lstmts, value, first
 
     def store(b, i, col, v):

@@ -22,8 +22,8 @@ from kernelwright.tools.lower.dtypes import compute_type, literal
 from kernelwright.tools.lower.index import Ix
 from kernelwright.tools.lower.microkernels.lowered import (
     capture_fragment,
-    contiguous_element,
     index_atoms,
+    input_run,
 )
 from kernelwright.tools.lower.microkernels.packed_gemm import GemmProblem
 
@@ -139,21 +139,12 @@ def lowered_conv_phases(k: KernelCtx, c, blocking: Any,
         def uniform():
             cin, raws, conds = sources(b, [k.let(f"kw_cv{d + 1}[{s0}]", "int")
                                            for d in range(nd)])
-            inside = [f"{r} >= 0 && {r} < {isp[d]}" for d, r in enumerate(raws[:-1])]
-            inside.append(f"{raws[-1]} >= 0 && {raws[-1]} + {count} - 1 < {isp[-1]}")
-            return k.let(f"kw_cv0[{s0}]", "int"), cin, raws, " && ".join(conds + inside)
+            return k.let(f"kw_cv0[{s0}]", "int"), cin, raws, conds
 
-        ustmts, (image, cin, raws, inside) = capture_fragment(k, uniform)
-
-        def lane():
-            last = k.let(f"{raws[-1]} + kw_l", "int")
-            pos = [Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate([*raws[:-1], last])]
-            return x.load(k, [Ix.atom(image, (0, N - 1)), cin, *pos])
-
-        lstmts, value = capture_fragment(k, lane)
-        lane0 = [Ix.atom(image, (0, N - 1)), cin,
-                 *(Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate(raws))]
-        return ustmts, inside, lstmts, value, contiguous_element(k, x, lane0, ct)
+        ustmts, (image, cin, raws, conds) = capture_fragment(k, uniform)
+        inside, lstmts, value, first = input_run(k, x, Ix.atom(image, (0, N - 1)), cin, raws,
+                                                 count, 1, ct)
+        return ustmts, " && ".join([*conds, inside]), lstmts, value, first
 
     def store(b, i, col, v):
         def emit():

@@ -240,9 +240,9 @@ def _pack_b_runs(p: GemmProblem, bl: Blocking, b_of: str, bstmts: list[str], bva
             f"for (int kw_s = kw_nv; kw_s < {nr}; ++kw_s) {dst} = ({ct})0;",
             "}" * len(p.k_shape), "}"]
     return [f"int kw_cut[{nr + 1}];", "int kw_nrun = 0;", "kw_cut[0] = 0;",
-            "for (int kw_s = 1; kw_s < kw_nv; ++kw_s)",
-            f"if (!({joined}) && kw_nrun < {RUN_MAX_CUTS}) kw_cut[++kw_nrun] = kw_s;",
-            "else if (!(" + joined + ")) { kw_nrun = -1; break; }",
+            "for (int kw_s = 1; kw_s < kw_nv; ++kw_s) {", f"if ({joined}) continue;",
+            f"if (kw_nrun == {RUN_MAX_CUTS}) {{ kw_nrun = -1; break; }}",
+            "kw_cut[++kw_nrun] = kw_s;", "}",
             "if (kw_nrun >= 0) {", "kw_cut[++kw_nrun] = kw_nv;", *runs, "} else", *gather]
 
 
