@@ -6,7 +6,9 @@ Also the one loud warning a command prints when candidates ran without the sandb
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import asdict
 
+import typer
 from rich.table import Table
 from rich.text import Text
 
@@ -39,21 +41,33 @@ def warn_weak_sandbox(flags: Iterable[str], reasons: object = None) -> None:
 
 @app.command()
 def doctor(json_out: JsonOpt = False) -> None:
-    """List every backend and the candidate sandbox, whether each works here, and the fix."""
+    """List every backend and the candidate sandbox, whether each works here, and the fix.
+
+    The candidate runner is started once, exactly as an evaluation starts it; when it cannot
+    start, nothing can be evaluated here and the exit code is 1.
+    """
     from kernelwright.report.console import status_table
     from kernelwright.tools.backends.doctor import doctor as probe
     from kernelwright.tools.evaluate.sandbox import INSTALL_HINT, probe_bwrap
+    from kernelwright.tools.evaluate.self_check import probe_runner
 
-    statuses = probe(_settings())
+    settings = _settings()
+    statuses = probe(settings)
     box = probe_bwrap()
+    started = probe_runner(settings, box.path if box.available else None)
     if json_out:
         print_json({"backends": [s.model_dump() | {"usable": s.usable} for s in statuses],
                     "sandbox": {"available": box.available, "bwrap": box.path,
                                 "detail": box.detail,
-                                "fix": None if box.available else INSTALL_HINT}})
-        return
-    console.print(status_table(statuses))
-    table = Table("sandbox", "works", "detail", "fix")
-    table.add_row("bubblewrap", "yes" if box.available else "NO", Text(box.detail),
-                  Text("" if box.available else INSTALL_HINT))
-    console.print(table)
+                                "fix": None if box.available else INSTALL_HINT},
+                    "runner": asdict(started)})
+    else:
+        console.print(status_table(statuses))
+        table = Table("sandbox", "works", "detail", "fix")
+        table.add_row("bubblewrap", "yes" if box.available else "NO", Text(box.detail),
+                      Text("" if box.available else INSTALL_HINT))
+        table.add_row("candidate runner", "yes" if started.works else "NO",
+                      Text(started.detail), Text(started.fix or ""))
+        console.print(table)
+    if not started.works:
+        raise typer.Exit(1)

@@ -26,6 +26,22 @@ def test_doctor_lists_every_backend_with_a_verdict():
     assert all(isinstance(s["usable"], bool) for s in statuses.values())
     box = report["sandbox"]
     assert isinstance(box["available"], bool) and (box["available"] or "bubblewrap" in box["fix"])
+    started = report["runner"]  # started for real, in the sandbox doctor found
+    assert started["works"] and started["fix"] is None, started
+    assert started["sandboxed"] == box["available"]
+
+
+def test_doctor_fails_when_the_candidate_runner_cannot_start(monkeypatch):
+    # bwrap works, but the runner's interpreter is not where the sandbox looks (a moved or
+    # half-installed environment): doctor must say so, with the fix, and exit 1
+    missing = "/nonexistent/kw-venv/bin/python"
+    monkeypatch.setattr("kernelwright.tools.evaluate.sandbox.interpreter", lambda: missing)
+    result = runner.invoke(app, ["doctor", "--json"])
+    assert result.exit_code == 1, result.output
+    started = json.loads(result.output)["runner"]
+    assert not started["works"]
+    assert "did not start" in started["detail"]
+    assert "make setup" in started["fix"] and missing in started["fix"]
 
 
 @pytest.mark.requires_sycl
