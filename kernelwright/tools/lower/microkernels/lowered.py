@@ -19,6 +19,7 @@ from kernelwright.tools.lower.index import Ix, unravel
 from kernelwright.tools.lower.microkernels.isa import Isa, detect_isa
 from kernelwright.tools.lower.microkernels.packed_gemm import (
     GemmProblem,
+    PackedRun,
     default_blocking,
     gemm_source,
 )
@@ -77,23 +78,34 @@ def contiguous_element(k: KernelCtx, x: Any, idx: list[Ix], ctype: str) -> str |
 
 
 def input_run(k: KernelCtx, x: Any, image: Ix, cin: Ix, raws: list[str], count: str,
-              step: int, ctype: str) -> tuple[str, list[str], str, str | None]:
+              step: int, ctype: str) -> PackedRun:
     """A run of ``count`` elements of the input ``x[image, cin, *raws]``, the last position
-    ``step`` apart (a packed convolution run, ``GemmProblem.b_run``): the condition that it
-    lies inside ``x``, the statements and value of lane ``kw_l``, and the block-copy element
-    of lane 0 (:func:`contiguous_element`, at step 1) or None."""
+    ``step`` apart (a packed convolution run, ``GemmProblem.b_run``): inside where the outer
+    positions are, for the lanes whose last position lies in ``[0, size)`` (padding at
+    either end is zeros); the block-copy element of lane ``kw_lo`` at step 1
+    (:func:`contiguous_element`)."""
     isp = x.shape[2:]
-    inside = [f"{r} >= 0 && {r} < {isp[d]}" for d, r in enumerate(raws[:-1])]
-    inside.append(f"{raws[-1]} >= 0 && {raws[-1]} + ({count} - 1) * {step} < {isp[-1]}")
+    raw, size = raws[-1], isp[-1]
+    if step == 1:
+        lo = f"kw_min(kw_max(-({raw}), 0), {count})"
+        hi = f"kw_max(kw_lo, kw_min({size} - ({raw}), {count}))"
+    else:  # lane l is inside when 0 <= raw + l * step < size
+        lo = f"({raw}) >= 0 ? 0 : kw_min((-({raw}) + {step - 1}) / {step}, {count})"
+        hi = (f"kw_max(kw_lo, {size} - ({raw}) > 0 ? kw_min(({size} - ({raw}) + {step - 1}) / "
+              f"{step}, {count}) : 0)")
 
     def at(last: str) -> list[Ix]:
         pos = [Ix.atom(r, (0, isp[d] - 1)) for d, r in enumerate([*raws[:-1], last])]
         return [image, cin, *pos]
 
+    fstmts, first = capture_fragment(k, lambda: contiguous_element(
+        k, x, at(k.let(f"{raw} + kw_lo", "int")), ctype) if step == 1 else None)
     lstmts, value = capture_fragment(
-        k, lambda: x.load(k, at(k.let(f"{raws[-1]} + kw_l * {step}", "int"))))
-    first = contiguous_element(k, x, at(raws[-1]), ctype) if step == 1 else None
-    return " && ".join(inside), lstmts, value, first
+        k, lambda: x.load(k, at(k.let(f"{raw} + kw_l * {step}", "int"))))
+    inside = " && ".join(f"{r} >= 0 && {r} < {isp[d]}" for d, r in enumerate(raws[:-1]))
+    whole = f"{raw} >= 0 && {raw} + ({count} - 1) * {step} < {size}"
+    return PackedRun(stmts=[], inside=inside or "true", whole=whole, lo=lo, hi=hi,
+                     lane_stmts=lstmts, lane_value=value, first_stmts=fstmts, first=first)
 
 
 def index_atoms(k: KernelCtx, flat: str, shape: tuple[int, ...], prefix: str) -> list[Ix]:

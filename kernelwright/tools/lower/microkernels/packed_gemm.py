@@ -74,14 +74,34 @@ class GemmProblem:
     # with b_columns: ``b_run = (same, stepping, step)`` says when consecutive columns are one
     # run of the source: ``kw_cv<j>`` equal for each j in ``same``, ``kw_cv<stepping>`` growing
     # by ``step`` (a convolution's columns along an output row). A panel cut into a few runs
-    # packs each run by ``load_b_run(b, s0, n)`` (run from column ``s0``, ``n`` long):
-    # (statements, a condition that the whole run lies inside the source, statements and
-    # value for the run's lane ``kw_l`` read without clamping, and ``buf[offset]`` of lane 0
-    # where the run is consecutive elements of a buffer, copied as a block, else None), the
-    # clamped gather where it does not lie inside
+    # packs each run as ``load_b_run(b, s0, n)`` describes it (run from column ``s0``, ``n``
+    # long; :class:`PackedRun`): zeros outside the source, plain loads inside
     b_run: tuple[tuple[int, ...], int, int] | None = None
-    load_b_run: Callable[[str, str, str], tuple[list[str], str, list[str], str, str | None]] \
-        | None = None
+    load_b_run: Callable[[str, str, str], PackedRun] | None = None
+
+
+@dataclass(frozen=True)
+class PackedRun:
+    """One run of a B panel (``GemmProblem.b_run``), as C++ fragments valid inside the run.
+
+    ``inside`` is the run's uniform condition (outer positions, taps): where it is false the
+    whole run is zeros. ``whole``: every lane lies inside the source along the stepping
+    dimension (the common case, checked first). Otherwise lanes ``[lo, hi)`` do and the rest
+    are zeros (padding), so a run that touches the border still packs its interior with
+    plain loads. Lane ``kw_l``'s value is ``lane_value`` after ``lane_stmts``, read without
+    clamping; ``first`` (after ``first_stmts``) is ``buf[offset]`` of lane ``kw_lo`` where the
+    lanes are consecutive elements of a buffer (copied as a block), else None.
+    """
+
+    stmts: list[str]
+    inside: str
+    whole: str
+    lo: str
+    hi: str
+    lane_stmts: list[str]
+    lane_value: str
+    first_stmts: list[str]
+    first: str | None
 
 
 @dataclass(frozen=True)
@@ -193,7 +213,7 @@ def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int,
                 f"for (int kw_s = 0; kw_s < {nr}; ++kw_s) {{",  # padding columns: column 0
                 f"const int kw_col = kw_jp * {nr} + (kw_s < kw_nv ? kw_s : 0);", "{", *cstmts,
                 *[f"kw_cv{j}[kw_s] = {v};" for j, v in enumerate(cvals)], "}", "}",
-                *_pack_b_runs(p, bl, b_of, bstmts, bval, gather)]
+                *_pack_b_runs(p, bl, b_of, gather)]
     stmts, val = p.load_b("kw_b", "kw_k", "kw_n")
     elem = ["{", *_index(fold, "n", "kw_col", p.n),
             *([f"const int kw_b = {b_of};"] if fold != "n" else []),
@@ -213,32 +233,42 @@ def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int,
     return [*valid, *loops]
 
 
-def _pack_b_runs(p: GemmProblem, bl: Blocking, b_of: str, bstmts: list[str], bval: str,
-                 gather: list[str]) -> list[str]:
+def _pack_b_runs(p: GemmProblem, bl: Blocking, b_of: str, gather: list[str]) -> list[str]:
     """A panel of ``b_columns`` cut into its runs (``GemmProblem.b_run``): with at most
-    ``RUN_MAX_CUTS`` of them each run inside the source is plain loads (contiguous at step 1),
-    the rest the clamped gather; otherwise (short runs) ``gather`` over the whole panel."""
+    ``RUN_MAX_CUTS`` of them each run is zeros where it leaves the source and plain loads
+    (a block copy where contiguous) inside; otherwise (short runs) ``gather`` over the whole
+    panel."""
     if p.b_run is None or p.load_b_run is None or not p.k_shape:
         return gather
     nr, ct = bl.nr, p.ctype
     same, stepping, step = p.b_run
     joined = " && ".join([*(f"kw_cv{j}[kw_s] == kw_cv{j}[kw_s - 1]" for j in same),
                           f"kw_cv{stepping}[kw_s] == kw_cv{stepping}[kw_s - 1] + {step}"])
-    ustmts, inside, lstmts, lval, first = p.load_b_run("kw_b", "kw_s0", "kw_s1 - kw_s0")
+    run = p.load_b_run("kw_b", "kw_s0", "kw_s1 - kw_s0")
     dst = f"kw_dst[kw_kk * {nr} + kw_s]"
-    if first is not None:  # a contiguous run of a buffer: whole vectors, then a masked one
-        copy = [f"kw_copy_{ct[0]}(kw_dst + kw_kk * {nr} + kw_s0, &{first}, kw_s1 - kw_s0);"]
+
+    def zeros(start: str, stop: str) -> str:
+        return f"for (int kw_s = {start}; kw_s < {stop}; ++kw_s) {dst} = ({ct})0;"
+
+    if run.first is not None:  # consecutive lanes: whole vectors, then a masked one
+        interior = [*run.first_stmts, f"kw_copy_{ct[0]}(kw_dst + kw_kk * {nr} + kw_s0 + kw_lo, "
+                    f"&{run.first}, kw_hi - kw_lo);"]
     else:
-        copy = ["#pragma omp simd", "for (int kw_s = kw_s0; kw_s < kw_s1; ++kw_s) {",
-                "const int kw_l = kw_s - kw_s0;", *lstmts, f"{dst} = ({ct})({lval});", "}"]
+        interior = ["#pragma omp simd",
+                    "for (int kw_s = kw_s0 + kw_lo; kw_s < kw_s0 + kw_hi; ++kw_s) {",
+                    "const int kw_l = kw_s - kw_s0;", *run.lane_stmts,
+                    f"{dst} = ({ct})({run.lane_value});", "}"]
     runs = ["{", f"const int kw_b = {b_of};", "(void)kw_b;", *_k_loops(p),
             "for (int kw_g = 0; kw_g < kw_nrun; ++kw_g) {",
             "const int kw_s0 = kw_cut[kw_g], kw_s1 = kw_cut[kw_g + 1];",
-            "{", *ustmts, f"if ({inside}) {{", *copy, "} else {",
-            "#pragma omp simd", "for (int kw_s = kw_s0; kw_s < kw_s1; ++kw_s) {", *bstmts,
-            f"{dst} = ({ct})({bval});", "}", "}", "}", "}",
-            f"for (int kw_s = kw_nv; kw_s < {nr}; ++kw_s) {dst} = ({ct})0;",
-            "}" * len(p.k_shape), "}"]
+            "{", *run.stmts, f"if (({run.inside}) && ({run.whole})) {{",
+            "const int kw_lo = 0, kw_hi = kw_s1 - kw_s0;", *interior,
+            f"}} else if ({run.inside}) {{",  # the run touches padding: zeros at its ends
+            f"const int kw_lo = {run.lo};", f"const int kw_hi = {run.hi};",
+            zeros("kw_s0", "kw_s0 + kw_lo"), "if (kw_hi > kw_lo) {", *interior, "}",
+            zeros("kw_s0 + kw_hi", "kw_s1"),
+            "} else {", zeros("kw_s0", "kw_s1"), "}", "}", "}",
+            zeros("kw_nv", str(nr)), "}" * len(p.k_shape), "}"]
     return [f"int kw_cut[{nr + 1}];", "int kw_nrun = 0;", "kw_cut[0] = 0;",
             "for (int kw_s = 1; kw_s < kw_nv; ++kw_s) {", f"if ({joined}) continue;",
             f"if (kw_nrun == {RUN_MAX_CUTS}) {{ kw_nrun = -1; break; }}",
