@@ -78,3 +78,25 @@ def test_the_default_timer_measures_a_real_program():
     assert share is not None and 0.0 <= share <= 1.0
     if params["g0.impl"] == "vendor":  # a lone library call: little time in our code
         assert share < 0.5
+
+
+def test_in_process_timing_stores_outputs_as_the_harness_does():
+    # a result left channels-last is copied into a dense buffer on every timed call, as the
+    # harness's runner copies it into its output arena: the planner pays that conversion too
+    import torch
+
+    from kernelwright.tools.lower.choose import _Storing
+
+    class ChannelsLast(torch.nn.Module):
+        def forward(self, x):
+            return (2 * x).contiguous(memory_format=torch.channels_last), x.sum()
+
+    x = torch.randn(2, 3, 4, 5)
+    stored = _Storing(ChannelsLast(), [x])
+    for slot in stored.slots:
+        slot.zero_()
+    value = stored(3 * x)
+    assert value[0].is_contiguous(memory_format=torch.channels_last)  # returned as it was
+    dense, total = stored.slots
+    assert dense.is_contiguous() and torch.equal(dense, 6 * x)
+    assert torch.equal(total, (3 * x).sum())
