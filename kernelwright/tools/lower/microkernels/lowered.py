@@ -78,12 +78,13 @@ def contiguous_element(k: KernelCtx, x: Any, idx: list[Ix], ctype: str) -> str |
 
 
 def input_run(k: KernelCtx, x: Any, image: Ix, cin: Ix, raws: list[str], count: str,
-              step: int, ctype: str) -> PackedRun:
+              step: int, ctype: str, stmts: list[str], conds: tuple[str, ...] = ()
+              ) -> PackedRun:
     """A run of ``count`` elements of the input ``x[image, cin, *raws]``, the last position
-    ``step`` apart (a packed convolution run, ``GemmProblem.b_run``): inside where the outer
-    positions are, for the lanes whose last position lies in ``[0, size)`` (padding at
-    either end is zeros); the block-copy element of lane ``kw_lo`` at step 1
-    (:func:`contiguous_element`)."""
+    ``step`` apart (a packed convolution run, ``GemmProblem.b_run``), after the run's own
+    ``stmts``: inside where ``conds`` hold and the outer positions are, for the lanes whose
+    last position lies in ``[0, size)`` (padding at either end is zeros); the block-copy
+    element of lane ``kw_lo`` at step 1 (:func:`contiguous_element`)."""
     isp = x.shape[2:]
     raw, size = raws[-1], isp[-1]
     if step == 1:
@@ -102,9 +103,9 @@ def input_run(k: KernelCtx, x: Any, image: Ix, cin: Ix, raws: list[str], count: 
         k, x, at(k.let(f"{raw} + kw_lo", "int")), ctype) if step == 1 else None)
     lstmts, value = capture_fragment(
         k, lambda: x.load(k, at(k.let(f"{raw} + kw_l * {step}", "int"))))
-    inside = " && ".join(f"{r} >= 0 && {r} < {isp[d]}" for d, r in enumerate(raws[:-1]))
+    inside = [*conds, *(f"{r} >= 0 && {r} < {isp[d]}" for d, r in enumerate(raws[:-1]))]
     whole = f"{raw} >= 0 && {raw} + ({count} - 1) * {step} < {size}"
-    return PackedRun(stmts=[], inside=inside or "true", whole=whole, lo=lo, hi=hi,
+    return PackedRun(stmts=stmts, inside=" && ".join(inside) or "true", whole=whole, lo=lo, hi=hi,
                      lane_stmts=lstmts, lane_value=value, first_stmts=fstmts, first=first)
 
 

@@ -152,10 +152,9 @@ def lowered_conv(k: KernelCtx, c, params: dict[str, Any],
             return k.let(f"kw_cv0[{s0}]", "int"), raws, cin
 
         ustmts, (image, raws, cin) = capture_fragment(k, uniform)
-        run = input_run(
+        return input_run(
             k, x, Ix.atom(image, (0, c.shape[0] - 1)), Ix.atom(cin, (0, x.shape[1] - 1)),
-            raws, count, step, ct)
-        return replace(run, stmts=[*ustmts, *run.stmts])
+            raws, count, step, ct, ustmts)
 
     def store(b, i, col, v):
         def emit():

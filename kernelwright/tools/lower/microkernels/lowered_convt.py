@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kernelwright.tools.lower.dtypes import compute_type, literal
@@ -143,9 +142,8 @@ def lowered_conv_phases(k: KernelCtx, c, blocking: Any,
             return k.let(f"kw_cv0[{s0}]", "int"), cin, raws, conds
 
         ustmts, (image, cin, raws, conds) = capture_fragment(k, uniform)
-        run = input_run(k, x, Ix.atom(image, (0, N - 1)), cin, raws, count, 1, ct)
-        return replace(run, stmts=[*ustmts, *run.stmts],
-                       inside=" && ".join([*conds, run.inside]))
+        return input_run(k, x, Ix.atom(image, (0, N - 1)), cin, raws, count, 1, ct, ustmts,
+                         tuple(conds))
 
     def store(b, i, col, v):
         def emit():
