@@ -64,6 +64,11 @@ template <typename T> KW_FN T kw_min(T a, T b) { return a < b ? a : b; }
 // masks after inlining (beside kw_expf's own NaN tests), which g++ cannot vectorise
 template <typename T> KW_FN T kw_maxn(T a, T b) { T m = a > b ? a : b; return a != a ? a : m; }
 template <typename T> KW_FN T kw_minn(T a, T b) { T m = a < b ? a : b; return a != a ? a : m; }
+// max/min against a bound that is never NaN (a literal): one compare and one select, which
+// g++ makes one max/min instruction; a NaN in `a` is returned (every comparison with NaN is
+// false), as torch's clamp, relu and hardtanh return it
+template <typename T> KW_FN T kw_maxc(T a, T c) { return a < c ? c : a; }
+template <typename T> KW_FN T kw_minc(T a, T c) { return a > c ? c : a; }
 template <typename T> KW_FN T kw_sign(T a) { return (T)((a > (T)0) - (a < (T)0)); }
 template <typename T> KW_FN T kw_floordiv(T a, T b) {
     T q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }

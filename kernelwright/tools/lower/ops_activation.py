@@ -8,7 +8,7 @@ from torch import fx
 
 from kernelwright.tools.lower.builder import Builder, register
 from kernelwright.tools.lower.dtypes import compute_type, literal
-from kernelwright.tools.lower.ops_pointwise import _shape_dtype
+from kernelwright.tools.lower.ops_pointwise import _shape_dtype, clamp_literal
 
 
 @register("sigmoid")
@@ -76,7 +76,7 @@ def _hardtanh(b: Builder, n: fx.Node):
     lo, hi = (list(rest) + [-1.0, 1.0])[:2] if rest else (-1.0, 1.0)
     shape, dtype = _shape_dtype(b, n)
     return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"kw_minn(kw_maxn({v[0]}, {literal(lo, dtype)}), {literal(hi, dtype)})"))
+        clamp_literal(v[0], lo, hi, dtype)))
 
 
 @register("hardsigmoid")
@@ -85,7 +85,7 @@ def _hardsigmoid(b: Builder, n: fx.Node):
     shape, dtype = _shape_dtype(b, n)
     L = lambda v: literal(v, dtype)  # noqa: E731
     return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"kw_min(kw_max({v[0]} / {L(6)} + {L(0.5)}, {L(0)}), {L(1)})"))
+        clamp_literal(f"{v[0]} / {L(6)} + {L(0.5)}", 0, 1, dtype)))
 
 
 @register("hardswish")
@@ -94,7 +94,7 @@ def _hardswish(b: Builder, n: fx.Node):
     shape, dtype = _shape_dtype(b, n)
     L = lambda v: literal(v, dtype)  # noqa: E731
     return b.pointwise(shape, dtype, [x], lambda k, v: (
-        f"({v[0]} * kw_min(kw_max({v[0]} + {L(3)}, {L(0)}), {L(6)}) / {L(6)})"))
+        f"({v[0]} * {clamp_literal(f'{v[0]} + {L(3)}', 0, 6, dtype)} / {L(6)})"))
 
 
 @register("softplus")

@@ -166,7 +166,7 @@ for _name in _MATH1:
     register(_name)(_unary_math)
 
 _UNARY = {
-    "neg": "(-{0})", "reciprocal": "(({ct})1 / {0})", "relu": "({0} > ({ct})0 ? {0} : ({ct})0)",
+    "neg": "(-{0})", "reciprocal": "(({ct})1 / {0})", "relu": "({0} < ({ct})0 ? ({ct})0 : {0})",
     "sign": "kw_sign({0})", "logical_not": "(!({0}))", "bitwise_not": "(~{0})",
     "square": "({0} * {0})", "sgn": "kw_sign({0})",
 }
@@ -221,6 +221,8 @@ def _clamp(b: Builder, n: fx.Node):
         hi = kw.get("max", args[2] if len(args) > 2 else None)
     else:
         lo, hi = (args[1], None) if name == "clamp_min" else (None, args[1])
+    if all(v is None or isinstance(v, int | float) for v in (lo, hi)):
+        return b.pointwise(shape, dtype, [x], lambda k, v: clamp_literal(v[0], lo, hi, dtype))
     ops = [x] + [v for v in (lo, hi) if v is not None]
 
     def fn(k, v):
@@ -232,6 +234,17 @@ def _clamp(b: Builder, n: fx.Node):
         return out
 
     return b.pointwise(shape, dtype, ops, fn)
+
+
+def clamp_literal(value: str, lo: float | None, hi: float | None, dtype: torch.dtype) -> str:
+    """``value`` clamped to number bounds (None: no bound): ``kw_maxc``/``kw_minc``, one
+    max/min instruction each where a bound is not NaN, NaN in ``value`` kept as torch keeps it;
+    a NaN bound takes the two-sided NaN test (the result is NaN)."""
+    out = value
+    for bound, one, nan in ((lo, "kw_maxc", "kw_maxn"), (hi, "kw_minc", "kw_minn")):
+        if bound is not None:
+            out = f"{one if bound == bound else nan}({out}, {literal(bound, dtype)})"
+    return out
 
 
 @register("where")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lower_helpers import TASKS, check_lowered, task
+import torch
+from lower_helpers import TASKS, built_pair, check_lowered, task
 
 from kernelwright.spec import Task
 from kernelwright.tools.lower import lower_task
@@ -99,3 +100,19 @@ def test_every_parameter_of_the_space_has_a_default():
             if set(prog.space) - set(prog.params):
                 missing[path.stem, backend] = sorted(set(prog.space) - set(prog.params))
     assert not missing
+
+
+def test_cpp_literal_clamps_are_one_max_or_min_and_keep_nan_as_torch_does():
+    prog = lower_task(task("clamps_nan"), "cpp")
+    kernels = prog.source.split("[EVOLVE_START]")[1]
+    # a literal bound takes kw_maxc/kw_minc (one max/min instruction once vectorised); only
+    # the NaN bound keeps the two-sided test
+    two_sided = [line for line in kernels.splitlines() if "kw_maxn(" in line or "kw_minn(" in line]
+    assert two_sided and all("KW_NAN" in line for line in two_sided)
+    assert "kw_maxc(" in kernels and "kw_minc(" in kernels
+    check_lowered(prog, tol=1e-6)  # nan where torch has nan (equal_nan), inf and zeros
+    new, ref = built_pair(prog)
+    (x,) = task("clamps_nan").load_module().get_inputs()
+    got, want = new(x), ref(x)
+    real = ~want.isnan()
+    assert torch.equal(got[real].signbit(), want[real].signbit())  # relu(-0.0) is -0.0
