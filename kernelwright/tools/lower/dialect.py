@@ -69,6 +69,11 @@ template <typename T> KW_FN T kw_minn(T a, T b) { T m = a < b ? a : b; return a 
 // false), as torch's clamp, relu and hardtanh return it
 template <typename T> KW_FN T kw_maxc(T a, T c) { return a < c ? c : a; }
 template <typename T> KW_FN T kw_minc(T a, T c) { return a > c ? c : a; }
+// torch.fmax/fmin: NaN only where both are NaN; equal values give `a` (fmax(-0.0, 0.0) is -0.0)
+template <typename T> KW_FN T kw_fmax(T a, T b) {
+    T m = a < b ? b : a; m = a != a ? b : m; return b != b ? a : m; }
+template <typename T> KW_FN T kw_fmin(T a, T b) {
+    T m = a > b ? b : a; m = a != a ? b : m; return b != b ? a : m; }
 template <typename T> KW_FN T kw_sign(T a) { return (T)((a > (T)0) - (a < (T)0)); }
 template <typename T> KW_FN T kw_floordiv(T a, T b) {
     T q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }

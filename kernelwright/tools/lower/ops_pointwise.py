@@ -12,7 +12,7 @@ from kernelwright.tools.lower.dtypes import compute_type, literal
 _BINARY = {
     "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
     "maximum": "kw_maxn({0}, {1})", "minimum": "kw_minn({0}, {1})",
-    "fmax": "kw_max({0}, {1})", "fmin": "kw_min({0}, {1})",
+    "fmax": "kw_fmax({0}, {1})", "fmin": "kw_fmin({0}, {1})",
     "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})",
 }
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}

@@ -102,8 +102,9 @@ def test_every_parameter_of_the_space_has_a_default():
     assert not missing
 
 
-def test_cpp_literal_clamps_are_one_max_or_min_and_keep_nan_as_torch_does():
-    prog = lower_task(task("clamps_nan"), "cpp")
+@pytest.mark.parametrize("backend", ["cpp", pytest.param("sycl", marks=pytest.mark.requires_sycl)])
+def test_literal_clamps_are_one_max_or_min_and_keep_nan_as_torch_does(backend):
+    prog = lower_task(task("clamps_nan"), backend)
     kernels = prog.source.split("[EVOLVE_START]")[1]
     # a literal bound takes kw_maxc/kw_minc (one max/min instruction once vectorised); only
     # the NaN bound keeps the two-sided test
@@ -112,7 +113,7 @@ def test_cpp_literal_clamps_are_one_max_or_min_and_keep_nan_as_torch_does():
     assert "kw_maxc(" in kernels and "kw_minc(" in kernels
     check_lowered(prog, tol=1e-6)  # nan where torch has nan (equal_nan), inf and zeros
     new, ref = built_pair(prog)
-    (x,) = task("clamps_nan").load_module().get_inputs()
-    got, want = new(x), ref(x)
+    inputs = task("clamps_nan").load_module().get_inputs()
+    got, want = new(*inputs), ref(*inputs)
     real = ~want.isnan()
-    assert torch.equal(got[real].signbit(), want[real].signbit())  # relu(-0.0) is -0.0
+    assert torch.equal(got[real].signbit(), want[real].signbit())  # relu(-0.0): -0.0
