@@ -117,3 +117,28 @@ def test_literal_clamps_are_one_max_or_min_and_keep_nan_as_torch_does(backend):
     got, want = new(*inputs), ref(*inputs)
     real = ~want.isnan()
     assert torch.equal(got[real].signbit(), want[real].signbit())  # relu(-0.0): -0.0
+
+
+@pytest.mark.parametrize("name", ["scan", "scan_long"])
+def test_cpp_scans_walk_lines_in_lockstep_with_the_same_results(name):
+    # scan: a cumsum over 6 lines of 37 and a cumprod over 37 neighbouring lines of 6;
+    # scan_long: 7 lines of 4001. Widths that do not divide the lines leave a last unit.
+    prog = lower_task(task(name), "cpp")
+    keys = [k for k in prog.space if k.endswith(".scan_lines")]
+    assert keys and all(prog.params[k] > 1 for k in keys)  # lockstep by default here
+    line_by_line = prog.with_params({k: 1 for k in keys} | {k.replace("lines", "block"): 0
+                                                              for k in keys})
+    one, ref = built_pair(line_by_line)
+    inputs = task(name).load_module().get_inputs()
+    with torch.no_grad():
+        want = one(*inputs)
+    check_lowered(line_by_line)
+    for width in (2, 4, 8):
+        wide = line_by_line.with_params({k: width for k in keys})
+        body = _kernel(wide)
+        assert body.count("double a") >= min(width, 6), body  # a running value per line
+        new, _ = built_pair(wide)
+        with torch.no_grad():
+            got = new(*inputs)
+        for g, w in zip(got, want, strict=True):  # each line's sum in the same order: equal
+            assert torch.equal(g, w), (name, width)

@@ -22,7 +22,13 @@ from kernelwright.tools.lower.backends.cpp_rows import (
     cpp_rows_body,
     row_space,
 )
-from kernelwright.tools.lower.backends.cpp_scan import SCAN_BLOCKS, blocked_scan_cpp
+from kernelwright.tools.lower.backends.cpp_scan import (
+    SCAN_BLOCKS,
+    SCAN_LINES,
+    blocked_scan_cpp,
+    default_scan_lines,
+    lockstep_scan_cpp,
+)
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import CPP
 from kernelwright.tools.lower.emit.common import (
@@ -112,7 +118,7 @@ class CppCodegen(Codegen):
         team = self._team(str(params.get("threads", "auto")), work_of(grp))
         block = int(params.get("scan_block", 0))
         if block <= 0:
-            return super().emit_scan(k, grp, names, params)
+            return lockstep_scan_cpp(k, grp, names, "u", int(params.get("scan_lines", 1)))
         return blocked_scan_cpp(k, grp, names, "u", block, team)
 
     def emit_gemm(self, k: KernelCtx, grp: Group, names: dict[int, str],
@@ -159,7 +165,8 @@ class CppCodegen(Codegen):
         if grp.kind == "pointwise":
             space["simdlen"] = list(SIMDLEN_CHOICES)
         if grp.kind == "scan":
-            space["scan_block"] = list(SCAN_BLOCKS)  # 0: a line per unit; else blocked
+            space["scan_block"] = list(SCAN_BLOCKS)  # 0: lines per unit; else blocked
+            space["scan_lines"] = list(SCAN_LINES)  # lines walked side by side (block 0)
         if grp.kind == "gemm":
             space["form"] = ["auto", "nvec", "kdot"]
             space.update(gemm_choices())  # the packed micro-kernel: algo and its blocking
@@ -184,6 +191,7 @@ class CppCodegen(Codegen):
             single = s.numel == s.shape[s.dim] >= 2 * SCAN_BLOCKS[-1]  # type: ignore[attr-defined]
             out["scan_block"] = SCAN_BLOCKS[-1] if single and work_of(grp) >= PARALLEL_GRAIN \
                 else 0
+            out["scan_lines"] = default_scan_lines(s)  # type: ignore[arg-type]
         return out
 
     # -- runtime ---------------------------------------------------------------------------
