@@ -16,11 +16,12 @@ The rule is the same for every file, never tuned per problem:
 - the scaled file must still run one eager forward on the CPU; a file that cannot get there is
   skipped and named.
 
-The sample is every ``--every``-th problem of each level by problem number (1, 1+k, ...), so the
-choice depends only on the numbering.
+The sample is every ``--every``-th problem of each level by problem number, starting at the
+``--offset``-th (0: problems 1, 1+k, ...; 4: problems 5, 5+k, ...), so the choice depends only
+on the numbering, and another offset gives a sample disjoint from the first.
 
     python benchmarks/kernelbench_cpu.py --source KernelBench/KernelBench --out /tmp/kb-cpu \\
-        [--levels 1 2] [--every 4] [--max-mb 16] [--max-gflop 0.5]
+        [--levels 1 2] [--every 4] [--offset 0] [--max-mb 16] [--max-gflop 0.5]
 """
 
 from __future__ import annotations
@@ -150,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="where the scaled files go")
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--every", type=int, default=4, help="take every k-th problem")
+    parser.add_argument("--offset", type=int, default=0,
+                        help="start at this position of the numbering (0 is problem 1)")
     parser.add_argument("--max-mb", type=float, default=16.0)
     parser.add_argument("--max-gflop", type=float, default=0.5)
     args = parser.parse_args(argv)
@@ -160,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         if not folder.is_dir():
             sys.exit(f"--source {args.source}: no level{level} directory in it; give the "
                      "directory that holds KernelBench's level1, level2, ... folders")
-        problems = sorted(folder.glob("*.py"), key=problem_number)[:: args.every]
+        problems = sorted(folder.glob("*.py"), key=problem_number)[args.offset:: args.every]
         for path in problems:
             name = f"level{level}_{path.stem}"
             try:
