@@ -142,20 +142,37 @@ def _divmod_atom(kind: str, operand: Ix, d: int, text: str, rng: Range) -> Ix:
 
 
 def _fold_divmod(e: Ix) -> Ix:
-    """Replace ``c*d*(x // d) + c*(x % d)`` by ``c*x`` wherever both atoms occur."""
+    """Replace ``c*d*(x // d) + c*(x % d)`` by ``c*x``, and ``c*d*((x // d) % m) + c*(x % d)``
+    by ``c*(x % (d*m))``, wherever both atoms occur. The second rule undoes a reshape that
+    splits one dim into several (``r`` over (4, 30, 62) back to ``r``): it leaves ``x % 1860``
+    beside ``1860*(x // 1860)``, which the first rule then folds."""
     info = dict(e.origins)
     for name, c in e.terms:
         if info.get(name, ("",))[0] != "mod":
             continue
         _, x, d = info[name]
-        partner = next((n for n, cc in e.terms if cc == c * d and info.get(n, ("",))[0]
-                        == "div" and info[n][1] == x and info[n][2] == d), None)
-        if partner is None:
-            continue
-        rest = Ix(tuple((n, cc) for n, cc in e.terms if n not in (name, partner)), e.const,
-                  e.ranges, e.origins)
-        return rest + x * c
+        for partner, cc in e.terms:
+            if cc != c * d or partner == name:
+                continue
+            kind, y, m = info.get(partner, ("", None, 0))
+            if kind == "div" and y == x and m == d:
+                folded = x * c
+            elif kind == "mod" and _is_div_of(y, x, d):
+                folded = (x % (d * m)) * c
+            else:
+                continue
+            rest = Ix(tuple((n, k) for n, k in e.terms if n not in (name, partner)), e.const,
+                      e.ranges, e.origins)
+            return rest + folded
     return e
+
+
+def _is_div_of(y: Ix, x: Ix, d: int) -> bool:
+    """Whether ``y`` is exactly the atom ``x // d``."""
+    if y.const or len(y.terms) != 1 or y.terms[0][1] != 1:
+        return False
+    kind, operand, divisor = dict(y.origins).get(y.terms[0][0], ("", None, 0))
+    return kind == "div" and operand == x and divisor == d
 
 
 def _scaled(exact: Ix, d: int) -> Ix:

@@ -101,21 +101,31 @@ def _group_norm(b: Builder, n: fx.Node):
     dtype = b.meta(n)[0].dtype
     shape = tuple(x.shape)
     cg = C // G
-    grouped = (N, G, cg * HxW)
+    # a group is (cg, HxW), reduced over both: the channel is a loop of its own, so the
+    # per-channel scale and shift (and a fused producer's per-channel bias) are one load per
+    # channel, not a division and a gather per element (l2_21's group pass: 5.3 -> 2.3 ms).
+    # A short HxW stays merged: its inner loop would be too short to vectorise.
+    split = cg > 1 and HxW >= _SPLIT_HXW
+    grouped = (N, G, cg, HxW) if split else (N, G, cg * HxW)
+    dims = (2, 3) if split else (2,)
     from kernelwright.tools.lower.index import linear, unravel
 
     xg = b.view_of(x, grouped, None, lambda k, idx: unravel(linear(idx, grouped), shape))
 
     def chan(idx):  # grouped index -> channel
-        return [idx[1] * cg + idx[2] // HxW]
+        return [idx[1] * cg + (idx[2] if split else idx[2] // HxW)]
 
-    y, mean, rstd = normalize(b, xg, (2,), eps, dtype,
+    y, mean, rstd = normalize(b, xg, dims, eps, dtype,
                               (w, chan) if w is not None else None,
                               (bias, chan) if bias is not None else None)
     out = b.view_of(y, shape, None, lambda k, idx: unravel(linear(idx, shape), grouped))
-    m2 = b.view_of(mean, (N, G), None, lambda k, idx: idx + [Ix.c(0)])
-    r2 = b.view_of(rstd, (N, G), None, lambda k, idx: idx + [Ix.c(0)])
+    zeros = [Ix.c(0)] * len(dims)
+    m2 = b.view_of(mean, (N, G), None, lambda k, idx: idx + zeros)
+    r2 = b.view_of(rstd, (N, G), None, lambda k, idx: idx + zeros)
     return out, m2, r2
+
+
+_SPLIT_HXW = 16  # the shortest H x W walked as a loop of its own (a vector of 16 floats)
 
 
 def _batch_norm(b: Builder, n: fx.Node, training: bool, functional: bool):

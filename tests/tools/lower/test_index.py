@@ -40,3 +40,20 @@ def test_divisor_multiple_of_a_coefficient_and_divmod_recombination():
     q = e // 210  # 210 = 35 * 6: the row's group of 6
     assert q == o // 6
     assert (o // 6) * 6 + o % 6 == o  # split and recombined: the loop variable again
+
+
+def test_a_dim_split_in_three_and_merged_again_is_the_flat_variable():
+    # group norm's reduced run: r over (4, 30, 62) = one channel's 1860 elements x 4 channels
+    r = Ix.var("r", 7440)
+    parts = unravel(r, (4, 30, 62))
+    assert linear(parts, (4, 30, 62)) == r  # 62*((r/62)%30) + r%62 -> r%1860, + 1860*(r/1860)
+    for order in ([2, 1, 0], [1, 2, 0], [0, 2, 1]):  # the fold does not depend on term order
+        total = Ix.c(0)
+        strides = (1860, 62, 1)
+        for d in order:
+            total = total + parts[d] * strides[d]
+        assert total == r, order
+    g = Ix.atom("g", None)  # an unknown range keeps the outer remainder: r % 210, not r
+    assert linear(unravel(g, (5, 7, 3, 2)), (5, 7, 3, 2)).render() == "((g) % 210)"
+    swapped = linear([parts[0], parts[2], parts[1]], (4, 62, 30))  # a transpose: no fold
+    assert swapped != r and "/" in swapped.render()

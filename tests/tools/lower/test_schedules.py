@@ -142,3 +142,14 @@ def test_cpp_scans_walk_lines_in_lockstep_with_the_same_results(name):
             got = new(*inputs)
         for g, w in zip(got, want, strict=True):  # each line's sum in the same order: equal
             assert torch.equal(g, w), (name, width)
+
+
+@pytest.mark.parametrize("backend", ["cpp", pytest.param("sycl", marks=pytest.mark.requires_sycl)])
+def test_group_norm_walks_each_channel_as_a_loop_of_its_own(backend):
+    prog = lower_task(task("groupnorm_channels"), backend)
+    check_lowered(prog)
+    if backend == "cpp":  # the long group: no division by H x W, so no gather per element
+        long_group = next(body for name in ("k0_0", "k0_1", "k1_0", "k1_1")
+                          if f"void {name}(" in prog.source
+                          and "1080*" in (body := _kernel(prog, name)))
+        assert "/ 135)" not in long_group, long_group
