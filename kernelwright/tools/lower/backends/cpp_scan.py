@@ -59,7 +59,7 @@ def lockstep_scan_cpp(k: KernelCtx, grp: Group, names: dict[int, str], unit: str
         outers = [index_vars(k, f, line_shape, f"o{i}_") for i, f in enumerate(firsts)]
         accs = [k.var(acc_t, start) for _ in outers]
         with k.loop("j", shape[s.dim]) as j:
-            for outer, acc in zip(outers, accs):
+            for outer, acc in zip(outers, accs, strict=True):
                 idx = outer[:s.dim] + [j] + outer[s.dim:]
                 assert s.body is not None
                 k.emit(f"{acc} {op}= {s.body(k, idx)};")
