@@ -95,6 +95,9 @@ def _rms_norm(b: Builder, n: fx.Node):
     return (y, rstd) if isinstance(meta, (list, tuple)) else y
 
 
+_SPLIT_HXW = 16  # the shortest H x W walked as a loop of its own (a vector of 16 floats)
+
+
 @register("native_group_norm")
 def _group_norm(b: Builder, n: fx.Node):
     x, w, bias, N, C, HxW, G, eps = [b.arg(a) for a in n.args]
@@ -123,9 +126,6 @@ def _group_norm(b: Builder, n: fx.Node):
     m2 = b.view_of(mean, (N, G), None, lambda k, idx: idx + zeros)
     r2 = b.view_of(rstd, (N, G), None, lambda k, idx: idx + zeros)
     return out, m2, r2
-
-
-_SPLIT_HXW = 16  # the shortest H x W walked as a loop of its own (a vector of 16 floats)
 
 
 def _batch_norm(b: Builder, n: fx.Node, training: bool, functional: bool):

@@ -148,8 +148,5 @@ def test_cpp_scans_walk_lines_in_lockstep_with_the_same_results(name):
 def test_group_norm_walks_each_channel_as_a_loop_of_its_own(backend):
     prog = lower_task(task("groupnorm_channels"), backend)
     check_lowered(prog)
-    if backend == "cpp":  # the long group: no division by H x W, so no gather per element
-        long_group = next(body for name in ("k0_0", "k0_1", "k1_0", "k1_1")
-                          if f"void {name}(" in prog.source
-                          and "1080*" in (body := _kernel(prog, name)))
-        assert "/ 135)" not in long_group, long_group
+    # the long group (H x W = 135): no division by H x W, so no gather per element
+    assert "/ 135)" not in prog.source
