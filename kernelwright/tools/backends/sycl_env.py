@@ -22,8 +22,6 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kernelwright.tools.cpuinfo import cpu_fields
-
 if TYPE_CHECKING:
     from kernelwright.config import Settings
 
@@ -32,7 +30,6 @@ log = logging.getLogger(__name__)
 ICD_LIBRARY = "libintelocl.so"
 DEVICE_SELECTOR = "*:cpu"
 INSTALL_FIX = "pip install dpctl==0.22.1 intel-opencl-rt==2026.2.0"
-TARGET_ARCH = "CL_CONFIG_CPU_TARGET_ARCH"  # the Intel OpenCL CPU compiler's target ISA
 
 
 def _candidate_lib_dirs() -> list[Path]:
@@ -75,24 +72,6 @@ def sycl_cache_dir(settings: Settings) -> Path:
     return settings.cache_dir / "sycl"
 
 
-def cpu_target_arch() -> str | None:
-    """The ISA the OpenCL CPU compiler should target: the user's ``CL_CONFIG_CPU_TARGET_ARCH``
-    when set; ``core-avx2`` on an AMD CPU with AVX2; else ``None`` (the runtime's own choice).
-
-    On a 2-core AMD EPYC with AVX-512 the runtime's own choice (its AVX-512 code) ran the
-    lowered Swish at 0.31x of eager and ``core-avx2`` at 0.73x; over 25 KernelBench problems
-    with every space at budget 1, 0.93x -> 1.02x geomean (docs/LOWERING.md). Kernels already
-    in SYCL's persistent cache keep the code they were built with.
-    """
-    own = os.environ.get(TARGET_ARCH)
-    if own:
-        return own
-    cpu = cpu_fields()
-    if cpu.get("vendor_id") == "AuthenticAMD" and "avx2" in cpu.get("flags", "").split():
-        return "core-avx2"
-    return None
-
-
 def runtime_env(settings: Settings | None = None) -> dict[str, str]:
     """Environment variables a process using the SYCL runtime needs.
 
@@ -106,9 +85,6 @@ def runtime_env(settings: Settings | None = None) -> dict[str, str]:
         ``OCL_ICD_FILENAMES`` when the runtime is not installed (``status()`` says how to fix).
     """
     env = {"ONEAPI_DEVICE_SELECTOR": DEVICE_SELECTOR}
-    arch = cpu_target_arch()
-    if arch:
-        env[TARGET_ARCH] = arch
     if settings is not None:
         env |= {"SYCL_CACHE_PERSISTENT": "1", "SYCL_CACHE_DIR": str(sycl_cache_dir(settings))}
     icd = find_icd_library()
