@@ -24,6 +24,7 @@ from typing import Any
 from kernelwright.config import Settings
 from kernelwright.errors import WorkerError
 from kernelwright.tools.backends.cache_record import cache_writes
+from kernelwright.tools.backends.sycl_env import sycl_cache_name
 from kernelwright.tools.evaluate import sandbox
 from kernelwright.tools.evaluate.build_cache import BuildCache
 from kernelwright.tools.evaluate.build_options import allowed_builds
@@ -47,7 +48,8 @@ def promote(requests: list[dict[str, Any]], settings: Settings, bwrap: str | Non
         (scratch / "tmp").mkdir()
         env = sandbox.runner_env(settings, scratch, bwrap is not None)
         cache = str(Path(settings.cache_dir).resolve())
-        env.update({"KERNELWRIGHT_CACHE_DIR": cache, "SYCL_CACHE_DIR": f"{cache}/sycl"})
+        env.update({"KERNELWRIGHT_CACHE_DIR": cache,
+                    "SYCL_CACHE_DIR": f"{cache}/{sycl_cache_name()}"})
         inner = sandbox.python_module("kernelwright.tools.evaluate.builder")
         cmd = (sandbox.bwrap_command(bwrap, settings, scratch, env, inner, cache_writable=True)
                if bwrap else inner)

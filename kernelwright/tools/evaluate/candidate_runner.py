@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from kernelwright.errors import RunnerError
+from kernelwright.tools.backends.sycl_env import sycl_cache_name
 from kernelwright.tools.evaluate import lockdown, protocol
 from kernelwright.tools.evaluate._runner import ModelServer, error_text
 from kernelwright.tools.evaluate.sandbox import apply_hard_limits
@@ -137,7 +138,9 @@ def import_candidate(source: str, scratch: Path):
     return module
 
 
-PRIVATE_DIRS = ("builds", "sycl", "sycl/ext_kernel_compiler")
+def private_dirs() -> tuple[str, ...]:
+    """The shared cache's directories a runner gets a writable copy of (links inside)."""
+    return ("builds", sycl_cache_name(), f"{sycl_cache_name()}/ext_kernel_compiler")
 
 
 def cache_view(shared: Path, own: Path, rel: str = "") -> None:
@@ -149,7 +152,7 @@ def cache_view(shared: Path, own: Path, rel: str = "") -> None:
         return
     for entry in shared.iterdir():
         sub = f"{rel}/{entry.name}".lstrip("/")
-        if sub in PRIVATE_DIRS and entry.is_dir():
+        if sub in private_dirs() and entry.is_dir():
             cache_view(entry, own / entry.name, sub)
         elif entry.name != "digests.json":
             (own / entry.name).symlink_to(entry)
@@ -174,7 +177,7 @@ def child(sock: socket.socket, request: dict[str, Any]) -> int:
     os.chdir(scratch)
     os.environ.update({"HOME": str(scratch / "home"), "TMPDIR": str(scratch / "tmp"),
                        "KERNELWRIGHT_CACHE_DIR": str(scratch / "cache"),
-                       "SYCL_CACHE_DIR": str(scratch / "cache" / "sycl")})
+                       "SYCL_CACHE_DIR": str(scratch / "cache" / sycl_cache_name())})
     apply_hard_limits(int(request["memory_mb"]), int(request["cpu_s"]))
     threads = int(request.get("threads") or 0)
     if threads:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from kernelwright.tools import allocator
 from kernelwright.tools.backends.cache_record import SANDBOXED_ENV
+from kernelwright.tools.backends.sycl_env import sycl_cache_name
 
 if TYPE_CHECKING:
     from kernelwright.config import Settings
@@ -154,7 +155,7 @@ def runner_env(settings: Settings, scratch: Path, sandboxed: bool) -> dict[str, 
     })
     env.update(allocator.ENV)  # the same allocator behaviour on both sides (tools/allocator.py)
     env.update(_runtime_env(settings))
-    env["SYCL_CACHE_DIR"] = str(scratch / "cache" / "sycl")
+    env["SYCL_CACHE_DIR"] = str(scratch / "cache" / sycl_cache_name())
     if settings.worker_threads:
         env["OMP_NUM_THREADS"] = str(settings.worker_threads)
     return env

@@ -16,7 +16,7 @@ def test_runtime_env_names_the_icd_and_the_cache(tmp_settings):
     env = _env.runtime_env(tmp_settings)
     assert env["ONEAPI_DEVICE_SELECTOR"] == "*:cpu"
     assert env["SYCL_CACHE_PERSISTENT"] == "1"
-    assert env["SYCL_CACHE_DIR"] == str(tmp_settings.cache_dir / "sycl")
+    assert env["SYCL_CACHE_DIR"] == str(tmp_settings.cache_dir / _env.sycl_cache_name())
     icd = _env.find_icd_library()
     if icd is not None:
         assert env["OCL_ICD_FILENAMES"] == str(icd) and icd.name == "libintelocl.so"
@@ -74,3 +74,19 @@ def test_a_fresh_process_sees_the_intel_cpu_device(tmp_settings):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize(("vendor", "flags", "own", "want"), [
+    ("AuthenticAMD", "sse4_2 avx2 avx512f", None, "core-avx2"),  # its AVX-512 code ran slower
+    ("AuthenticAMD", "sse4_2", None, None),  # no AVX2: the runtime's own choice
+    ("GenuineIntel", "sse4_2 avx2 avx512f", None, None),
+    ("AuthenticAMD", "avx2 avx512f", "skx", "skx"),  # the user's setting wins everywhere
+])
+def test_the_opencl_target_isa_follows_the_cpu_and_the_user(tmp_settings, monkeypatch, vendor,
+                                                              flags, own, want):
+    monkeypatch.setattr(_env, "cpu_fields", lambda: {"vendor_id": vendor, "flags": flags})
+    if own is None:
+        monkeypatch.delenv(_env.TARGET_ARCH, raising=False)
+    else:
+        monkeypatch.setenv(_env.TARGET_ARCH, own)
+    assert _env.runtime_env(tmp_settings).get(_env.TARGET_ARCH) == want

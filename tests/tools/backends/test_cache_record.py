@@ -2,12 +2,14 @@
 for: an altered or unrecorded entry is rebuilt."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
 from kernelwright.config import Settings
 from kernelwright.tools.backends.cache_record import SANDBOXED_ENV
 from kernelwright.tools.backends.cpp import CppBackend
+from kernelwright.tools.backends.sycl_env import sycl_cache_name
 
 SRC = 'extern "C" int answer() { return 42; }\n'
 
@@ -98,6 +100,37 @@ print(json.dumps({"cached": build.cached, "right": bool(torch.equal(out, 2 * a))
 
 
 @pytest.mark.requires_sycl
+def test_one_cache_serves_each_target_isa_in_turn(tmp_path):
+    """SYCL's cache does not key its binaries on the OpenCL CPU compiler's target ISA: a
+    kernel built for AVX-512 (skx) and loaded under core-avx2 fails to build (the runtime's
+    UR_RESULT_ERROR_INVALID_BINARY). Each setting has a cache directory of its own, so the
+    same cache serves both in turn."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from kernelwright.tools.backends.sycl_env import TARGET_ARCH
+
+    flags = Path("/proc/cpuinfo").read_text()
+    if "avx2" not in flags:
+        pytest.skip("needs a CPU with AVX2 to build for two ISAs")
+    wide = "skx" if "avx512f" in flags else "corei7"  # the failure above needs AVX-512
+    base = {k: v for k, v in os.environ.items()
+            if k not in (SANDBOXED_ENV, "SYCL_CACHE_DIR", TARGET_ARCH)}
+    runs = []
+    for arch in (wide, "core-avx2", wide):
+        out = subprocess.run([sys.executable, "-c", SYCL_BUILD, str(tmp_path), "+"],
+                             env=base | {TARGET_ARCH: arch}, capture_output=True, text=True,
+                             timeout=300, check=False)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert all(r["right"] for r in runs), runs
+    assert sorted(p.name for p in (tmp_path / "cache").glob("sycl-isa-*")) == [
+        "sycl-isa-core-avx2", f"sycl-isa-{wide}"]
+
+
+@pytest.mark.requires_sycl
 def test_the_sycl_runtime_reads_no_cache_entry_the_record_does_not_vouch_for(tmp_path):
     """The runtime reads its own kernel cache with no check of ours: a trusted process clears
     swapped and planted entries there before the runtime may read them."""
@@ -114,7 +147,8 @@ def test_the_sycl_runtime_reads_no_cache_entry_the_record_does_not_vouch_for(tmp
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     def binaries(root):
-        return sorted((tmp_path / root / "cache" / "sycl").rglob("*.bin"), key=lambda p: p.name)
+        return sorted((tmp_path / root / "cache" / sycl_cache_name()).rglob("*.bin"),
+                      key=lambda p: p.name)
 
     assert build(tmp_path / "honest") == {"cached": False, "right": True}
     assert build(tmp_path / "evil", "-") == {"cached": False, "right": False}
