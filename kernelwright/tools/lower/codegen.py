@@ -135,6 +135,20 @@ class KernelCtx:
             self.bound[node_id] = [b for b in found
                                    if names.isdisjoint(re.findall(r"[A-Za-z_]\w*", b.var))]
 
+    def in_simd_loop(self) -> bool:
+        """Whether the statement emitted next lies inside a loop marked ``#pragma omp simd``
+        (read off the open blocks: each opened one indent level above the current)."""
+        level = self.depth
+        for i in range(len(self.lines) - 1, 0, -1):
+            text = self.lines[i].lstrip(" ")
+            indent = (len(self.lines[i]) - len(text)) // 4
+            if text and indent < level:
+                level = indent
+                if (text.startswith("for ")
+                        and self.lines[i - 1].lstrip().startswith("#pragma omp simd")):
+                    return True
+        return False
+
     @contextmanager
     def loop(self, name: str, size: int) -> Iterator[Ix]:
         with self.block(f"for ({self.idx_type} {name} = 0; {name} < {size}; ++{name})"):
