@@ -185,7 +185,8 @@ def _window_simd(op: str, acc: str, cnt: str | None, ct: str) -> str:
     of gathered rows: an 11 x 11 average pool ran 1.5-2x slower, or not, depending only on
     the order of the terms of its index."""
     if op == "max":
-        return f"#pragma omp simd reduction({'kw_maxr' if ct in ('float', 'double') else 'max'}:{acc})"
+        combine = "kw_maxr" if ct in ("float", "double") else "max"  # kw_maxr keeps NaN
+        return f"#pragma omp simd reduction({combine}:{acc})"
     return f"#pragma omp simd reduction(+:{acc},{cnt})"
 
 
