@@ -89,19 +89,24 @@ template <typename T> KW_FN T kw_imod(T a, T b) {
 # from two exponent fields so n in [-150, 128] never overflows the field; inf/nan kept.
 # tanh: a odd polynomial below |x| < 0.625 (Cephes), 1 - 2 / (e^{2|x|} + 1) above (abs error
 # < 1e-7). log: Cephes' logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial); log1p
-# from it with the rounding of 1 + x corrected. erf: Cephes' odd polynomial below |x| < 1,
+# from it with the rounding of 1 + x corrected. expm1: its Taylor series below |x| < 0.35,
+# exp(x) - 1 above. erf: Cephes' odd polynomial below |x| < 1,
 # Abramowitz & Stegun 7.1.26 above (abs error < 1.5e-7 where erf > 0.84).
 _CPP_MATH = r"""
 static inline float kw_pow2i(int n) {
     return __builtin_bit_cast(float, (unsigned int)(n + 127) << 23);
 }
 static inline float kw_expf(float x) {
-    /* one select per statement, on values (nested selects reshaped by the range analysis of
-       what the argument went through, a clamp or a max, kept g++ from vectorising) */
-    float xc = x > 89.0f ? 89.0f : x;
-    xc = xc < -104.0f ? -104.0f : xc;
-    xc = xc != xc ? 0.0f : xc;
-    float n = __builtin_rintf(xc * 1.44269504088896341f);
+    /* Each clamp is one compare and select that keeps a NaN (g++: one vmaxps / vminps), and
+       a NaN then flows through the arithmetic; n is rounded with the 1.5 * 2^23 trick, whose
+       bits hold it as an integer (no float -> int conversion, undefined for NaN). Past the
+       clamps the result overflows to inf (n = 128) or rounds to 0 (n = -150) by itself. The
+       last select is for g++ only: without it the loops of log1p(exp(x)) (softplus, mish)
+       were left scalar, 14x slower. */
+    float xc = x < -104.0f ? -104.0f : x;
+    xc = xc > 89.0f ? 89.0f : xc;
+    float t = xc * 1.44269504088896341f + 12582912.0f;
+    float n = t - 12582912.0f;
     float r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
     float p = 1.9875691500e-4f;
@@ -111,13 +116,25 @@ static inline float kw_expf(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int ni = (int)n;
-    int h = ni / 2;
+    int ni = __builtin_bit_cast(int, t) - 0x4B400000;
+    int h = ni >> 1;
     float y = p * kw_pow2i(h) * kw_pow2i(ni - h);
-    /* y * 0.0f, not 0.0f: a constant zero here stops g++ vectorising log(exp(x)) (softplus,
-       mish); y is finite and positive, so the result is the same +0.0f */
-    y = x < -103.5f ? y * 0.0f : y;
     return x != x ? x : y;
+}
+static inline float kw_expm1f(float x) {
+    /* below |x| < 0.35 (ln 2 / 2) the Taylor series to x^8 (relative error < 1e-9 there),
+       which keeps the digits exp(x) - 1 cancels away; above it exp(x) - 1 */
+    float a = x < 0.0f ? -x : x;
+    float p = 2.48015873e-5f;
+    p = p * x + 1.98412698e-4f;
+    p = p * x + 1.38888889e-3f;
+    p = p * x + 8.33333333e-3f;
+    p = p * x + 4.16666667e-2f;
+    p = p * x + 1.66666667e-1f;
+    p = p * x + 0.5f;
+    float small = p * x * x + x;
+    small = x == 0.0f ? x : small;  /* -0.0 stays -0.0 */
+    return a < 0.35f ? small : kw_expf(x) - 1.0f;
 }
 static inline float kw_tanhf(float x) {
     float a = x < 0.0f ? -x : x;
@@ -186,7 +203,7 @@ _CPP_REDUCE = r"""
     initializer(omp_priv = (double)KW_INF)
 """
 _CPP_FAST = {"exp": "kw_expf", "tanh": "kw_tanhf", "erf": "kw_erff", "log": "kw_logf",
-             "log1p": "kw_log1pf"}
+             "log1p": "kw_log1pf", "expm1": "kw_expm1f"}
 
 
 @dataclass(frozen=True, eq=False)

@@ -48,6 +48,8 @@ def test_softmax_computes_each_exponential_once():
 def test_cpp_prelude_math_matches_torch_over_the_whole_range():
     prog = lower_task(task("math_fns"), "cpp")
     assert "kw_expf" in prog.source and "kw_erff" in prog.source
+    kernels = _kernel(prog)
+    assert "kw_expm1f(" in kernels and "expm1(" not in kernels.replace("kw_expm1f(", "")
     check_lowered(prog, tol=3e-6)  # relative and absolute, inf and nan where torch has them
 
 
