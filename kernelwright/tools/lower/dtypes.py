@@ -20,7 +20,9 @@ _CTYPES: dict[torch.dtype, tuple[str, str]] = {  # dtype -> (storage type, compu
     torch.int16: ("short", "int"),
     torch.int8: ("signed char", "int"),
     torch.uint8: ("unsigned char", "int"),
-    torch.bool: ("bool", "bool"),
+    # bool is stored as a byte (torch's layout): g++ leaves a simd loop that loads ``bool``
+    # scalar ("no vectype"), and reads it as ``!= 0``
+    torch.bool: ("unsigned char", "bool"),
 }
 
 
@@ -47,6 +49,8 @@ def load_expr(dtype: torch.dtype, raw: str) -> str:
         return f"kw_h2f({raw})"
     if dtype == torch.bfloat16:
         return f"kw_b2f({raw})"
+    if dtype == torch.bool:
+        return f"({raw} != 0)"
     return raw
 
 

@@ -152,3 +152,12 @@ def test_group_norm_walks_each_channel_as_a_loop_of_its_own(backend):
     check_lowered(prog)
     # the long group (H x W = 135): no division by H x W, so no gather per element
     assert "/ 135)" not in prog.source
+
+
+@pytest.mark.parametrize("backend", ["cpp", pytest.param("sycl", marks=pytest.mark.requires_sycl)])
+def test_bools_are_bytes_read_as_nonzero_and_their_rows_vectorise(backend):
+    """A bool is stored as torch's byte and read as ``!= 0``: g++ left a simd loop that
+    loaded ``bool`` scalar ("no vectype")."""
+    prog = lower_task(task("bool_bytes"), backend)
+    check_lowered(prog)
+    assert "bool*" not in prog.candidate.source
