@@ -42,7 +42,12 @@ from kernelwright.tools.backends.base import (
     module_functions,
 )
 from kernelwright.tools.backends.cache_record import cache_writes, record_tree, seal_tree
-from kernelwright.tools.backends.sycl_env import INSTALL_FIX, apply_runtime_env
+from kernelwright.tools.backends.sycl_env import (
+    INSTALL_FIX,
+    TARGET_ARCH,
+    apply_runtime_env,
+    cpu_target_arch,
+)
 
 if TYPE_CHECKING:
     from kernelwright.config import Settings
@@ -144,6 +149,9 @@ class SyclBackend(Backend):
         can = rt.can_compile("sycl")
         detail = "SYCL-RTC compiles on this device" if can else "SYCL-RTC cannot compile here"
         detail += "; zero-copy host pointers" if self.zero_copy else "; arrays copied via USM"
+        arch = cpu_target_arch()
+        detail += (f"; target ISA {arch} ({TARGET_ARCH})" if arch
+                   else "; target ISA: the runtime's own choice")
         return BackendStatus(
             name=self.name, can_compile=can, can_run=True, device=f"{dev.name} ({dev.backend})",
             version=f"sycl-rt {runtime_version()}, driver {dev.driver_version}",

@@ -71,16 +71,15 @@ def runtime_prefix() -> Path:
     return icd.parent.parent if icd is not None else Path(sys.prefix)
 
 
-
-
 def cpu_target_arch() -> str | None:
     """The ISA the OpenCL CPU compiler should target: the user's ``CL_CONFIG_CPU_TARGET_ARCH``
     when set; ``core-avx2`` on an AMD CPU with AVX2; else ``None`` (the runtime's own choice).
 
     On a 2-core AMD EPYC with AVX-512 the runtime's own choice (its AVX-512 code) ran the
     lowered Swish at 0.31x of eager and ``core-avx2`` at 0.73x; over 25 KernelBench problems
-    with every space at budget 1, 0.93x -> 1.02x geomean (docs/LOWERING.md). Kernels already
-    in SYCL's persistent cache keep the code they were built with.
+    with every space at budget 1, 0.93x -> 1.02x geomean with the variable exported, 1.09x
+    as the default (docs/LOWERING.md). Each choice has a kernel cache of its own
+    (:func:`sycl_cache_name`).
     """
     own = os.environ.get(TARGET_ARCH)
     if own:

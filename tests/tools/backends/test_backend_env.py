@@ -90,3 +90,12 @@ def test_the_opencl_target_isa_follows_the_cpu_and_the_user(tmp_settings, monkey
     else:
         monkeypatch.setenv(_env.TARGET_ARCH, own)
     assert _env.runtime_env(tmp_settings).get(_env.TARGET_ARCH) == want
+
+
+@pytest.mark.requires_sycl
+def test_doctor_names_the_target_isa(tmp_settings, monkeypatch):
+    from kernelwright.tools.backends.sycl import SyclBackend
+
+    monkeypatch.setenv(_env.TARGET_ARCH, "core-avx2")
+    assert "target ISA core-avx2 (CL_CONFIG_CPU_TARGET_ARCH)" in SyclBackend(
+        tmp_settings).status().detail
