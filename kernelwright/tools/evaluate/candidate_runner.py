@@ -140,7 +140,8 @@ def import_candidate(source: str, scratch: Path):
 
 def private_dirs() -> tuple[str, ...]:
     """The shared cache's directories a runner gets a writable copy of (links inside)."""
-    return ("builds", sycl_cache_name(), f"{sycl_cache_name()}/ext_kernel_compiler")
+    sycl = sycl_cache_name()
+    return ("builds", sycl, f"{sycl}/ext_kernel_compiler")
 
 
 def cache_view(shared: Path, own: Path, rel: str = "") -> None:
@@ -150,9 +151,10 @@ def cache_view(shared: Path, own: Path, rel: str = "") -> None:
     own.mkdir(parents=True, exist_ok=True)
     if not shared.is_dir():
         return
+    private = private_dirs()
     for entry in shared.iterdir():
         sub = f"{rel}/{entry.name}".lstrip("/")
-        if sub in private_dirs() and entry.is_dir():
+        if sub in private and entry.is_dir():
             cache_view(entry, own / entry.name, sub)
         elif entry.name != "digests.json":
             (own / entry.name).symlink_to(entry)
