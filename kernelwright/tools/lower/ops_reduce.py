@@ -24,12 +24,18 @@ def _dims(dims, rank: int) -> tuple[int, ...]:
     return tuple(sorted({d + rank if d < 0 else d for d in dims})) if rank else ()
 
 
-def _acc_dtype(op: str, dtype: torch.dtype, n: int) -> torch.dtype:
+# the longest run of float32 terms summed (or multiplied) in a float32 accumulator; longer
+# runs accumulate in double
+FLOAT_RUN = 4096
+
+
+def acc_dtype_for(op: str, dtype: torch.dtype, n: int) -> torch.dtype:
+    """The accumulator type of ``op`` over ``n`` elements whose result has ``dtype``."""
     if op in ("any", "all"):
         return torch.bool
     if dtype in (torch.float16, torch.bfloat16):
         return torch.float32
-    if dtype == torch.float32 and op in ("sum", "prod") and n > 4096:
+    if dtype == torch.float32 and op in ("sum", "prod") and n > FLOAT_RUN:
         return torch.float64
     if not dtype.is_floating_point and op in ("sum", "prod"):
         return torch.int64
@@ -46,7 +52,8 @@ def reduce(b: Builder, x: Node, dims: tuple[int, ...], op: str, keepdim: bool,
     shape = tuple(1 if d in dims else s for d, s in enumerate(src)) if keepdim else tuple(
         s for d, s in enumerate(src) if d not in dims)
     n = math.prod(src[d] for d in dims) if dims else 1
-    acc = acc_dtype or _acc_dtype(op, out_dtype if op not in ("argmax", "argmin") else x.dtype, n)
+    elem = out_dtype if op not in ("argmax", "argmin") else x.dtype
+    acc = acc_dtype or acc_dtype_for(op, elem, n)
     fn = body or (lambda k, idx: x.load(k, idx))
     return b.add(Reduction(shape, out_dtype, [x], op=op, src_shape=src, red_dims=dims,
                            keepdim=keepdim, body=fn, acc_dtype=acc, cost=max(1, n)))
@@ -72,7 +79,7 @@ def _reduce(b: Builder, n: fx.Node):
     op = {"amax": "max", "amin": "min", "mean": "sum"}.get(name, name)
     if name == "mean":
         count = math.prod(x.shape[i] for i in d) if d else 1
-        s = reduce(b, x, d, "sum", keep, dtype, acc_dtype=_acc_dtype("sum", dtype, count))
+        s = reduce(b, x, d, "sum", keep, dtype, acc_dtype=acc_dtype_for("sum", dtype, count))
         return _pw(b, s.shape, dtype, [s], lambda k, v: f"({v[0]} / {literal(count, dtype)})")
     return reduce(b, x, d, op, keep, dtype)
 
@@ -146,7 +153,7 @@ def _var(b: Builder, x: Node, dims, correction, keep: bool, dtype, sqrt: bool = 
 
 def _mean(b: Builder, x: Node, dims, dtype, keep: bool = True):
     count = math.prod(x.shape[d] for d in dims) if dims else 1
-    s = reduce(b, x, dims, "sum", keep, dtype, acc_dtype=_acc_dtype("sum", dtype, count))
+    s = reduce(b, x, dims, "sum", keep, dtype, acc_dtype=acc_dtype_for("sum", dtype, count))
     return _pw(b, s.shape, dtype, [s], lambda k, v: f"({v[0]} / {literal(count, dtype)})")
 
 

@@ -27,6 +27,7 @@ from kernelwright.tools.lower.ir import Input, Pointwise
 from kernelwright.tools.lower.runtime import _signature, encode_tensor
 from kernelwright.tools.lower.schedule import Group, Schedule, schedule
 from kernelwright.tools.lower.space import choose_defaults, group_space
+from kernelwright.tools.lower.split_reduce import split_wide_reductions
 from kernelwright.tools.lower.vendor import (
     VendorStep,
     vendor_attention,
@@ -45,6 +46,7 @@ class Variant:
     key: str
     graph: LoweredGraph
     sched: Schedule
+    notes: list[str] = field(default_factory=list)  # rewrites made before scheduling
 
 
 @dataclass
@@ -310,17 +312,20 @@ def _lower_task(task: Task, backend: str, params: dict[str, Any] | None,
         else [model.training]
     state = {k: [list(v.shape), str(v.dtype).removeprefix("torch."), k in dict(
         model.named_parameters())] for k, v in model.state_dict().items()}
-    cache_key = (str(task.path), task.source_hash, tuple(modes),
+    # a backend running one work-group per row splits full reductions (split_reduce.py)
+    split = codegen_for(backend).cooperative_rows
+    cache_key = (str(task.path), task.source_hash, tuple(modes), split,
                  tuple(_signature(False, tuple(i)) for i in input_sets))
     if cache_key in _CAPTURES:
         variants, consts = _CAPTURES[cache_key]
     else:
-        variants, consts = _capture_all(model, input_sets, modes)
+        variants, consts = _capture_all(model, input_sets, modes, split)
         if len(_CAPTURES) >= 16:
             _CAPTURES.pop(next(iter(_CAPTURES)))
         _CAPTURES[cache_key] = (variants, consts)
     allowed = [s.value for s in contract.allowed_spaces] if contract else ["custom_kernel"]
     notes = [f"implementation spaces allowed by the contract: {', '.join(allowed)}"]
+    notes += variants[0].notes
     prog = LoweredProgram(task, backend, variants, state, consts, notes=notes)
     prog.space = group_space(prog, contract)
     prog.params = choose_defaults(prog, contract)
@@ -335,7 +340,8 @@ def _lower_task(task: Task, backend: str, params: dict[str, Any] | None,
 _CAPTURES: dict[tuple, tuple[list[Variant], dict[str, str]]] = {}
 
 
-def _capture_all(model, input_sets, modes) -> tuple[list[Variant], dict[str, str]]:
+def _capture_all(model, input_sets, modes,
+                 split: bool) -> tuple[list[Variant], dict[str, str]]:
     variants, consts, seen = [], {}, set()
     for inputs in input_sets:
         for mode in modes:
@@ -351,7 +357,8 @@ def _capture_all(model, input_sets, modes) -> tuple[list[Variant], dict[str, str
             _fix_outputs(g)
             for inp, val in g.consts:
                 consts[inp.target] = encode_tensor(val)
-            variants.append(Variant(key, g, schedule(g)))
+            notes = split_wide_reductions(g) if split else []
+            variants.append(Variant(key, g, schedule(g), notes))
     return variants, consts
 
 

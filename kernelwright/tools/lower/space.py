@@ -69,20 +69,23 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
         if grp.kind == "rows":
             dom = grp.domain
             if f"{pre}strategy" in prog.space:
-                # the reduced dims end with the source's last (contiguous) dim: one work-item
-                # per row, lanes along the row, work-groups of 8 (below the device's 16-wide
-                # implicit vectoriser, which would put rows in lanes and gather); otherwise
-                # one work-item per row in groups of 64, whose lanes are then neighbouring
-                # (contiguous) outer positions.
+                # the reduced dims end with the source's last (contiguous) dim: the backend's
+                # strategy for contiguous rows (SYCL: a sub-group per row, whose lanes load
+                # neighbouring elements; else one work-item per row, lanes along the row,
+                # work-groups of 8); otherwise one work-item per row in groups of 64, whose
+                # lanes are then neighbouring (contiguous) outer positions.
                 last = len(dom.src_shape) - 1
+                along = (dom.red_dims and dom.red_dims[-1] == last
+                         and dom.src_shape[last] >= 16)
+                strategy = codegen_for(prog.backend).contiguous_rows if along else ""
                 # float accumulators only: a work-group of 8 with double sums (rows past
                 # 4096 floats) crashes the device compiler's loop vectoriser
-                lanes = (dom.red_dims and dom.red_dims[-1] == last
-                         and dom.src_shape[last] >= 16
-                         and all(r.acc_ctype() == "float" for r in grp.main))
+                if strategy == "lanes" and any(r.acc_ctype() != "float" for r in grp.main):
+                    strategy = ""
+                lanes = strategy == "lanes"
                 rows, length = dom.numel, dom.red_numel
                 coop = not lanes and length >= 64 and rows < 4096  # the earlier default
-                params[f"{pre}strategy"] = "lanes" if lanes else ("group" if coop else "item")
+                params[f"{pre}strategy"] = strategy or ("group" if coop else "item")
                 params[f"{pre}wg"] = 8 if lanes else (_pow2_at_most(length, 256) if coop
                                                       else 64)
                 params[f"{pre}lanes"] = 16

@@ -10,6 +10,7 @@ from lower_helpers import TASKS, built_pair, check_lowered, task
 
 from kernelwright.spec import Task
 from kernelwright.tools.lower import lower_task
+from kernelwright.tools.lower.backends.sycl import rows_per_group
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "tasks"
 
@@ -68,12 +69,16 @@ def test_cpp_rows_vectorise_with_simd_reductions():
 
 
 @pytest.mark.requires_sycl
-def test_sycl_lanes_rows_are_the_default_and_correct():
+def test_sycl_subgroup_rows_are_the_default_and_lanes_stay_correct():
+    """A sub-group per contiguous row (its lanes load neighbouring elements), 8 rows per
+    work-group where there are rows enough; the one-work-item lanes form is a choice."""
     prog = lower_task(task("softmax_last"), "sycl")
-    assert prog.params["g0.strategy"] == "lanes" and prog.params["g0.wg"] == 8
+    assert prog.params["g0.strategy"] == "subgroup" and prog.params["g0.sg"] == 16
+    assert prog.params["g0.rpg"] == 1  # 7 rows: one per work-group
+    assert [rows_per_group(n) for n in (7, 63, 64, 255, 256, 10**6)] == [1, 1, 2, 4, 8, 8]
     check_lowered(prog)
     for lanes in (4, 32):
-        check_lowered(prog.with_params({"g0.lanes": lanes}))
+        check_lowered(prog.with_params({"g0.strategy": "lanes", "g0.wg": 8, "g0.lanes": lanes}))
     mid = lower_task(task("softmax_mid"), "sycl")  # reduces a middle dim: rows in lanes
     assert mid.params["g0.strategy"] == "item"
     check_lowered(mid.with_params({"g0.strategy": "lanes"}))

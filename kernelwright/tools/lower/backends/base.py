@@ -47,6 +47,8 @@ class Codegen(ABC):
     body_depth: ClassVar[int] = 1  # indentation of kernel bodies inside the wrapper
     simd_loops: ClassVar[bool] = False  # mark row loops OpenMP simd
     cooperative_rows: ClassVar[bool] = True  # rows may run one work-group per row
+    # default strategy of a row group whose reduced run ends with the contiguous last dim
+    contiguous_rows: ClassVar[str] = "lanes"
     subgroup_size: ClassVar[int] = 32  # work-group of strategy=subgroup
     subgroup_kernels: ClassVar[bool] = False  # subgroup rows reduce over a real sub-group
     gemm_tile: ClassVar[tuple[int, int]] = (8, 1)  # default (rm, rn) before any search

@@ -33,6 +33,11 @@ class SyclCodegen(Codegen):
     launch_modes = ("chain", "steps")
     subgroup_size = SUB_GROUP
     subgroup_kernels = True
+    # a sub-group per contiguous row, its lanes on neighbouring elements: the device's
+    # vectoriser makes these plain vector loads (lanes along a row, one work-item per row,
+    # stay scalar there: 0.82 vs 0.16 ms for sums of 896 rows of 4096 floats, 8.7 vs 1.5 ms
+    # for their softmax)
+    contiguous_rows = "subgroup"
 
     def emit_group(self, grp: Group, real: dict[int, str], names: dict[int, str],
                    params: dict[str, Any], idx_type: str = "int") -> KernelSource:
@@ -102,7 +107,9 @@ class SyclCodegen(Codegen):
         (every parameter of the space needs a default: the tuner enqueues full points)."""
         if grp.kind == "scan" and tiles_apply(grp):
             return {"form": "tiles"}
-        return {"sg": SUB_GROUP, "rpg": 1} if grp.kind == "rows" else {}
+        if grp.kind != "rows":
+            return {}
+        return {"sg": SUB_GROUP, "rpg": rows_per_group(grp.domain.numel)}
 
     def anchor_defaults(self, grp: Group) -> dict[str, Any] | None:
         if grp.kind == "gemm":
@@ -142,6 +149,15 @@ class SyclCodegen(Codegen):
         if owner.launch == "chain" and active_registry().get(self.name).zero_copy:
             return SyclChain(owner, plan)
         return None
+
+
+def rows_per_group(rows: int) -> int:
+    """Sub-groups (rows) per work-group: 8 (measured better than 4 or 1 on sums and softmax
+    of 64 to 4096 floats per row), fewer where that would leave fewer than 32 work-groups."""
+    rpg = 8
+    while rpg > 1 and rows < 32 * rpg:
+        rpg //= 2
+    return rpg
 
 
 def _subgroup_kernel(grp: Group, k: KernelCtx, units: int, sg: int, rpg: int) -> KernelSource:
