@@ -2,7 +2,8 @@
 sub-group, a vector of neighbouring elements at a time); both forms match torch on ragged
 lines, fused bodies and epilogues, products and integers, and a scan along another dim keeps
 the line form. Elementwise kernels run work-groups inside one row where a trailing block of
-the shape allows it; both forms match torch."""
+the shape allows it, or runs of neighbouring elements over the flat index; every form
+matches torch."""
 
 from __future__ import annotations
 
@@ -69,5 +70,19 @@ def test_elementwise_work_groups_inside_rows_match_torch(tmp_path, wg):
     groups = {k.split(".")[0] for k in prog.params if k.endswith(".wg")}
     prog = prog.with_params({f"{g}.wg": wg for g in groups})
     # 8 x 32 rows hold whole work-groups of 64 and 128, none of 512; 7 x 9 rows none
-    assert ("kw_g" in prog.source) == (wg in (64, 128))
+    assert ("kw_g / " in prog.source) == (wg in (64, 128))
+    check_lowered(prog)
+
+
+@pytest.mark.parametrize("ipw", [2, 8])
+def test_elementwise_runs_of_neighbours_per_work_item_match_torch(tmp_path, ipw):
+    """ipw elements per work-item, ``wg`` apart: each step's loads are contiguous across the
+    lanes; 3 x 5 x 7 x 9 = 945 leaves a guarded tail in the last work-group."""
+    prog = lower_task(task_file(tmp_path, "channels", CHANNELS), "sycl")
+    groups = {k.split(".")[0] for k in prog.params if k.endswith(".ipw")}
+    prog = prog.with_params({f"{g}.{p}": v for g in groups for p, v in (("ipw", ipw),
+                                                                        ("wg", 64))})
+    source = prog.source
+    assert f"(kw_g * {ipw} + e) * 64 + kw_l" in source and "if (f < 945)" in source
+    assert "u * " not in source
     check_lowered(prog)

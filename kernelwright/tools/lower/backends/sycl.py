@@ -16,7 +16,11 @@ from kernelwright.tools.lower.backends.sycl_scan import scan_tiles_body, tiles_a
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dialect import SYCL
 from kernelwright.tools.lower.emit.common import KernelSource, kernel_info, new_ctx, signature
-from kernelwright.tools.lower.emit.pointwise import pointwise_rows_body, row_split
+from kernelwright.tools.lower.emit.pointwise import (
+    pointwise_rows_body,
+    pointwise_runs_body,
+    row_split,
+)
 from kernelwright.tools.lower.emit.rows import StashMismatch, rows_body
 from kernelwright.tools.lower.schedule import Group
 
@@ -70,13 +74,14 @@ class SyclCodegen(Codegen):
     def emit_pointwise(self, k: KernelCtx, grp: Group, names: dict[int, str],
                        params: dict[str, Any]) -> int:
         """Work-groups inside one row when a trailing block of the shape allows it (see
-        ``pointwise_rows_body``); else one element (or ``ipw``) per flat work-item."""
+        ``pointwise_rows_body``); else, and for ``ipw`` > 1, runs of ``wg`` neighbouring
+        elements over the flat index (``pointwise_runs_body``)."""
         wg, ipw = int(params.get("wg", 128)), int(params.get("ipw", 1))
         split = row_split(tuple(grp.main[0].shape), wg) if ipw == 1 else None
-        if split is None:
-            return super().emit_pointwise(k, grp, names, params)
         k.emit("const int kw_g = it.get_group(0);")
         k.emit("const int kw_l = it.get_local_id(0);")
+        if split is None:
+            return pointwise_runs_body(k, grp, names, "kw_g", "kw_l", wg, ipw)
         return pointwise_rows_body(k, grp, names, "kw_g", "kw_l", wg, split[1])
 
     def _scan_tiles(self, grp: Group, real: dict[int, str], names: dict[int, str],

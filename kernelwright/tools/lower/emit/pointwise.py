@@ -57,6 +57,24 @@ def pointwise_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], group: 
     return node.numel
 
 
+def pointwise_runs_body(k: KernelCtx, grp: Group, names: dict[int, str], group: str,
+                        lane: str, wg: int, ipw: int) -> int:
+    """Elementwise over the flat index, work-group ``group`` covering ``ipw`` runs of ``wg``
+    neighbouring elements (the last group's tail guarded), so each run's loads are contiguous
+    across the lanes. On the SYCL CPU device a sigmoid over 2048 x 1536 floats took 1.5 ms
+    with ipw = 8, 2.5 with one element per work-item and 2.8-3.4 with a work-item's elements
+    side by side (``u * ipw + e``: gathers); a plain scale was faster with one element."""
+    node = grp.main[0]
+    n = node.numel
+    groups = -(-n // (wg * ipw))
+    with k.block(f"for (int e = 0; e < {ipw}; ++e)"):
+        k.emit(f"const {k.idx_type} f = ({group} * {ipw} + e) * {wg} + {lane};")
+        with k.block(f"if (f < {n})" if groups * wg * ipw != n else ""):
+            idx = index_vars(k, Ix.atom("f", (0, n - 1)), node.shape, "i")
+            write_element(k, node, names, idx)
+    return groups * wg
+
+
 def write_element(k: KernelCtx, node: Node, names: dict[int, str], idx: list[Ix]) -> None:
     k.owned.discard(node.id)
     v = node.compute(k, idx)
