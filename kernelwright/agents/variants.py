@@ -30,7 +30,9 @@ _NOTE = "//: "  # lines of the view's own notes (dropped when the module is writ
 _BOUNDS = re.compile(r"__launch_bounds__\((\d+)\)(\s*)(k0_\w+)\s*\(")
 # a row shared by a work-group: its loop strides by the group's size (and CUDA's reduction
 # scratch holds one value per thread)
-_STRIDE = re.compile(r"(\w+ = l; \w+ < [^;]+; \w+ \+= |kw_smem_raw\[)(\d+)([)\]])")
+_STRIDE = re.compile(r"(\w+ = [l0]; \w+ < [^;]+; \w+ \+= |kw_smem_raw\[)(\d+)([)\]])")
+# ... and its trip count over a row is the row's whole work-groups: ``n / wg * wg``
+_WHOLE = re.compile(r"\b(\w+ / )(\d+)( \* )(\d+)\b")
 
 
 @dataclass(frozen=True)
@@ -140,13 +142,23 @@ def _named_strides(template: str, defines: str) -> str:
     sizes = dict(re.findall(r"KW_LOCAL_(\w+) (\d+)", defines))
     heads = [(m.start(), m.group(1)) for m in _NAME.finditer(template)]
 
+    def owner(at: int) -> str | None:
+        names = [name for start, name in heads if start < at]
+        return names[-1] if names else None
+
     def named(m: re.Match) -> str:
-        owner = [name for at, name in heads if at < m.start()]
-        if owner and sizes.get(owner[-1]) == m.group(2):
-            return f"{m.group(1)}KW_LOCAL_{owner[-1]}{m.group(3)}"
+        k = owner(m.start())
+        if k and sizes.get(k) == m.group(2):
+            return f"{m.group(1)}KW_LOCAL_{k}{m.group(3)}"
         return m.group(0)
 
-    return _STRIDE.sub(named, template)
+    def whole(m: re.Match) -> str:
+        k = owner(m.start())
+        if k and sizes.get(k) == m.group(2) == m.group(4):
+            return f"{m.group(1)}KW_LOCAL_{k}{m.group(3)}KW_LOCAL_{k}"
+        return m.group(0)
+
+    return _STRIDE.sub(named, _WHOLE.sub(whole, template))
 
 
 def _plans(source: str) -> dict:

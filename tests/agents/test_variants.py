@@ -30,7 +30,8 @@ def test_the_view_shows_one_copy_with_named_sizes_and_the_launch_sizes(task):
     view = view_of(source)
     assert view is not None and view.variants == 3
     assert "k0_0" in view.text and "k1_0" not in view.text and "k2_0" not in view.text
-    assert "#define KW_LOCAL_k0_0 8" in view.text  # the plan's work-group size, editable
+    # the plan's work-group size, editable: 8 rows (sub-groups of 16) per work-group
+    assert "#define KW_LOCAL_k0_0 128" in view.text
     assert view.values == {"KW_S0": (4096, 2049, 1023)} and "u >= KW_S0" in view.text
     assert len(view.text) < len(source) / 3
     assert view_of(view.module(view.text)).text == view.text  # stable across rounds
@@ -70,6 +71,23 @@ def test_a_cooperative_kernel_strides_by_its_launch_size(task):
     plans = launch_plans(new.split('SOURCE = r"""')[1], prog._emit()[1])
     steps = [p["steps"][0] for p in plans.values()]
     assert all(s["local"] == 128 and s["global"] == s["units"] * 128 for s in steps)
+
+
+@pytest.mark.requires_sycl
+def test_an_edited_launch_size_keeps_a_cooperative_row_loop_correct(task):
+    """The row loop's whole work-groups and its tail are written with the work-group size:
+    96 does not divide the 1000-long rows, so the tail must follow the edit."""
+    prog = lower_task(task, "sycl", {"g0.strategy": "group", "g0.wg": 64})
+    view = view_of(prog.candidate.source)
+    assert "1000 / KW_LOCAL_k0_0 * KW_LOCAL_k0_0" in view.text
+    edited = apply_to_view(prog.candidate.source, [
+        Edit(search="#define KW_LOCAL_k0_0 64", replace="#define KW_LOCAL_k0_0 96")])
+    mod = types.ModuleType("cand")
+    exec(compile(edited, "cand.py", "exec"), mod.__dict__)  # noqa: S102 - our own module
+    model, ref = mod.ModelNew(), task.module().Model()
+    for rows in (4096, 1023):
+        x = torch.randn(rows, 1000)
+        torch.testing.assert_close(model(x), ref(x))
 
 
 PLANS = {"eval|10": {"steps": [{"kernel": "k0_0", "args": [], "global": 104, "local": 8,

@@ -146,7 +146,6 @@ def _over_row(k: KernelCtx, dom: Reduction, outer: list[Ix], lid: str | None, wg
         head.append(cm.__enter__())
         opened.append(cm)
     n = math.prod(sizes[split:])
-    full = n // wg * wg
 
     def at(r: str) -> None:
         # left as expressions: where the dims lie side by side in memory, the index algebra
@@ -155,16 +154,17 @@ def _over_row(k: KernelCtx, dom: Reduction, outer: list[Ix], lid: str | None, wg
 
     # the loop's trip count is the same for every work-item (``r = j + lid``, then a
     # guarded tail): with ``r = lid; r < n`` the SYCL CPU device vectorises a divergent loop
-    # whose loads are masked gathers, 5x slower on a row sum of 4096 floats
+    # whose loads are masked gathers, 5x slower on a row sum of 4096 floats. Both are written
+    # with the work-group size, never a count derived from it, so an edit of the launch size
+    # (the coder's KW_LOCAL) keeps them correct; the compiler folds them to constants.
+    full = f"{n} / {wg} * {wg}"
     j, r = k.fresh("j"), k.fresh("r")
-    if full:
-        with k.block(f"for ({k.idx_type} {j} = 0; {j} < {full}; {j} += {wg})"):
-            k.emit(f"const {k.idx_type} {r} = {j} + {lid};")
-            at(r)
-    if full < n:
-        with k.block(f"if ({lid} < {n - full})"):
-            k.emit(f"const {k.idx_type} {r} = {full} + {lid};")
-            at(r)
+    with k.block(f"for ({k.idx_type} {j} = 0; {j} < {full}; {j} += {wg})"):
+        k.emit(f"const {k.idx_type} {r} = {j} + {lid};")
+        at(r)
+    with k.block(f"if ({full} + {lid} < {n})"):
+        k.emit(f"const {k.idx_type} {r} = {full} + {lid};")
+        at(r)
     for cm in reversed(opened):
         cm.__exit__(None, None, None)
 
