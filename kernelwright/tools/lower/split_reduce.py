@@ -3,8 +3,9 @@
 A backend that runs one work-group per row (SYCL, CUDA) gives a full reduction (a norm over
 the whole tensor, a loss) one work-group: one core of a CPU device, one SM of a GPU. Before
 scheduling, such a reduction ``r`` becomes two: ``part``, which reduces ``P`` chunks of each
-row into ``P`` partial results (``P`` rows of work-groups in parallel, each accumulating in
-``r``'s accumulator type), and ``r`` itself, which now reduces those partials. ``r`` keeps
+row into ``P`` partial results (``P`` rows of work-groups in parallel; a float sum's
+chunks of at most ``FLOAT_RUN`` floats accumulate in float, their results in ``r``'s
+accumulator type), and ``r`` itself, which now reduces those partials. ``r`` keeps
 its node, shape and dtype, so every reader of it is unchanged; a pointwise node over the
 original row that read ``r`` (``x / norm``) becomes a kernel of its own, parallel like any
 pointwise kernel, instead of the row's epilogue.
