@@ -50,10 +50,13 @@ def split_wide_reductions(g: LoweredGraph) -> list[str]:
     return lines
 
 
+def _rows(r: Reduction) -> int:
+    return math.prod(r.src_shape[d] for d in r.outer_dims)
+
+
 def _eligible(r: Reduction) -> bool:
-    n_outer = math.prod(r.src_shape[d] for d in r.outer_dims)
     return (r.op in SPLIT_OPS and r.body is not None and r.direct is None
-            and r.online is None and r.centred is None and n_outer < TARGET_ROWS
+            and r.online is None and r.centred is None and _rows(r) < TARGET_ROWS
             and r.red_numel >= 2 * MIN_CHUNK)
 
 
@@ -67,9 +70,8 @@ def _choose_cut(r: Reduction) -> tuple[int, int] | None:
     each chunk then sums in float, at twice the vector width, and the partials in double,
     which is no less exact than one double sum.
     """
-    n_outer = math.prod(r.src_shape[d] for d in r.outer_dims)
     n = r.red_numel
-    want = -(-TARGET_ROWS // n_outer)
+    want = -(-TARGET_ROWS // _rows(r))
     cuts = sorted((parts, j, p) for j, p, parts in _cuts(r.red_sizes))
     narrow = [c for c in cuts if c[0] >= want and MIN_NARROW <= n // c[0] <= FLOAT_RUN
               and _part_acc(r, n // c[0]) != r.acc_dtype]
