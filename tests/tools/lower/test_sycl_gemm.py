@@ -40,6 +40,22 @@ def test_every_blocking_is_made_legal():
 
 
 @pytest.mark.requires_sycl
+@pytest.mark.parametrize("nc", [32, 128])
+def test_convolution_columns_stage_as_runs_of_the_input(nc):
+    """conv_runs: rows that are no multiple of a tile, padding at both ends, stride 2, a
+    dilated 1-D, transposed (stride 1 and per phase) and a transposed view's runs; B is
+    staged through the per-column arrays and cut into runs (``sycl_columns``), with tiles
+    of 32 and 128 columns, so runs stop at tile, row and image ends."""
+    prog = lower_task(task("conv_runs"), "sycl")
+    prog = prog.with_params({k: "kernel" for k in prog.space if k.endswith(".impl")})
+    params = [k for k in prog.space if k.endswith(".nc")]
+    p = prog.with_params({**{k: "gemm" for k in prog.space if k.endswith(".algo")},
+                          **{k: nc for k in params}})
+    assert "kw_cut[++kw_nrun]" in p.source and "kw_cv0[" in p.source
+    check_lowered(p)
+
+
+@pytest.mark.requires_sycl
 @pytest.mark.parametrize("name", ["gemm_epi", "bmm"])
 def test_packed_sycl_gemm_is_correct_at_every_blocking_value(name):
     """Odd sizes (13x29x37), a transposed and batched operand (bmm), epilogues."""

@@ -24,10 +24,15 @@ the device's local memory). Every combination is a legal kernel.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kernelwright.tools.lower.backends.sycl_columns import (
+    by_columns,
+    k_vars,
+    stage_b_columns,
+    tile_columns,
+)
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.emit.anchor import operand_strides
 from kernelwright.tools.lower.emit.common import (
@@ -118,17 +123,6 @@ def _index(fold: str | None, axis: str, var: str, size: int) -> list[str]:
     return [f"const int kw_{axis} = {var};"]
 
 
-def _k_vars(p: GemmProblem) -> list[str]:
-    """``kw_kd0, kw_kd1, ...`` of ``kw_k`` over ``p.k_shape`` (a convolution's channel, taps)."""
-    if not p.k_shape:
-        return []
-    out = []
-    for d, size in enumerate(p.k_shape):
-        inner = math.prod(p.k_shape[d + 1:])
-        out.append(f"const int kw_kd{d} = kw_k / {inner} % {size};")
-    return out
-
-
 def _stage(p: GemmProblem, fold: str | None, bl: SyclBlocking) -> list[str]:
     """Copy the ``kc`` block of A (``mr``-row panels) and of B (``nr``-column panels) into
     local memory, zero past the edges."""
@@ -141,7 +135,7 @@ def _stage(p: GemmProblem, fold: str | None, bl: SyclBlocking) -> list[str]:
               f"kw_la[kw_ip * {mr} * kw_kcv + kw_kk * {mr} + kw_r] = ({ct})({va});", "}"]
     b_elem = ["{", *_index(fold, "n", "kw_col", p.n),
               *([] if fold == "n" else ["const int kw_b = kw_tb;"]),
-              "const int kw_k = kw_pc + kw_kk;", *_k_vars(p), *sb,
+              "const int kw_k = kw_pc + kw_kk;", *k_vars(p), *sb,
               f"kw_lb[kw_jr * {nr} * kw_kcv + kw_kk * {nr} + kw_s] = ({ct})({vb});", "}"]
     inner_r = [f"for (int kw_r = 0; kw_r < {mr}; ++kw_r) {{",
                f"const int kw_row = kw_i0 + kw_ip * {mr} + kw_r;",
@@ -159,6 +153,8 @@ def _stage(p: GemmProblem, fold: str | None, bl: SyclBlocking) -> list[str]:
     else:
         stage_a = ["for (int kw_ip = 0; kw_ip < kw_mp; ++kw_ip)",
                    "for (int kw_kk = 0; kw_kk < kw_kcv; ++kw_kk)", *inner_r]
+    if by_columns(p, fold):
+        return stage_a + stage_b_columns(p, bl.nc)
     col_guard = ["if (kw_col >= kw_cols) {",
                  f"kw_lb[kw_jr * {nr} * kw_kcv + kw_kk * {nr} + kw_s] = 0; continue; }}"]
     if p.b_n_contig:  # k outer, columns inner: B read along its rows
@@ -175,16 +171,18 @@ def _stage(p: GemmProblem, fold: str | None, bl: SyclBlocking) -> list[str]:
     return stage_a + stage_b
 
 
-def _micro(p: GemmProblem, bl: SyclBlocking) -> list[str]:
+def _micro(p: GemmProblem, bl: SyclBlocking, b_rows: bool) -> list[str]:
     """The register tile: ``mr x nr`` outputs in ``mr * nr / vw`` vectors, accumulated over
     the staged block into the local C tile."""
     mr, nr, vw, ct = bl.mr, bl.nr, bl.vw, p.ctype
     vt = f"sycl::vec<{ct}, {vw}>"
     nv = nr // vw
+    ldb = bl.nc if b_rows else nr
     out = ["for (int kw_jr = 0; kw_jr < kw_npn; ++kw_jr)",
            "for (int kw_ip = 0; kw_ip < kw_mp; ++kw_ip) {",
            f"const {ct}* __restrict__ kw_pa = kw_la + kw_ip * {mr} * kw_kcv;",
-           f"const {ct}* __restrict__ kw_pb = kw_lb + kw_jr * {nr} * kw_kcv;",
+           f"const {ct}* __restrict__ kw_pb = kw_lb + kw_jr * {nr}"
+           f"{'' if b_rows else ' * kw_kcv'};",
            f"{ct}* kw_pcx = kw_lc + kw_ip * {mr} * {bl.nc} + kw_jr * {nr};"]
     for r in range(mr):
         for v in range(nv):
@@ -194,7 +192,7 @@ def _micro(p: GemmProblem, bl: SyclBlocking) -> list[str]:
                        f"sizeof({vt}));")
     out.append("for (int kw_kk = 0; kw_kk < kw_kcv; ++kw_kk) {")
     for v in range(nv):
-        out.append(f"{vt} kw_b{v}; __builtin_memcpy(&kw_b{v}, kw_pb + kw_kk * {nr} + {v * vw}, "
+        out.append(f"{vt} kw_b{v}; __builtin_memcpy(&kw_b{v}, kw_pb + kw_kk * {ldb} + {v * vw}, "
                    f"sizeof({vt}));")
     for r in range(mr):
         out.append(f"const {vt} kw_a{r}(kw_pa[kw_kk * {mr} + {r}]);")
@@ -213,12 +211,14 @@ def _store(p: GemmProblem, fold: str | None, bl: SyclBlocking) -> list[str]:
     stmts = p.store("kw_b", "kw_m", "kw_n", "kw_v")
     m_ix = _index(fold, "m", "kw_row", p.m) if fold == "m" else ["const int kw_m = kw_row;"]
     n_ix = _index(fold, "n", "kw_col", p.n) if fold == "n" else ["const int kw_n = kw_col;"]
-    return [f"for (int kw_i = 0; kw_i < {bl.mc}; ++kw_i) {{",
-            "const int kw_row = kw_i0 + kw_i;", "if (kw_row >= kw_rows) break;", *m_ix,
-            f"for (int kw_j = 0; kw_j < {bl.nc}; ++kw_j) {{",
-            "const int kw_col = kw_j0 + kw_j;", "if (kw_col >= kw_cols) break;", *n_ix,
-            *([] if fold else ["const int kw_b = kw_tb;"]),
+    rows = [f"for (int kw_i = 0; kw_i < {bl.mc}; ++kw_i) {{",
+            "const int kw_row = kw_i0 + kw_i;", "if (kw_row >= kw_rows) break;", *m_ix]
+    cols = [f"for (int kw_j = 0; kw_j < {bl.nc}; ++kw_j) {{",
+            "const int kw_col = kw_j0 + kw_j;", "if (kw_col >= kw_cols) break;", *n_ix]
+    elem = [*([] if fold else ["const int kw_b = kw_tb;"]),
             f"const {p.ctype} kw_v = kw_lc[kw_i * {bl.nc} + kw_j];", "{", *stmts, "}", "}", "}"]
+    # a convolution's column is an image and a position (divisions): split once per column
+    return [*cols, *rows, *elem] if by_columns(p, fold) else [*rows, *cols, *elem]
 
 
 def sycl_gemm_body(p: GemmProblem, bl: SyclBlocking, size: int) -> tuple[list[str], int]:
@@ -253,9 +253,10 @@ def sycl_gemm_body(p: GemmProblem, bl: SyclBlocking, size: int) -> tuple[list[st
         f"const int kw_npn = (kw_j0 + {nc} <= kw_cols ? {nc} : kw_cols - kw_j0 + {nr - 1})"
         f" / {nr};",
         "(void)kw_tb;",
+        *(tile_columns(p, bl.nc) if by_columns(p, fold) else []),
         f"for (int kw_pc = 0; kw_pc < {max(p.k, 1)}; kw_pc += {kc}) {{",
         f"const int kw_kcv = kw_pc + {kc} <= {p.k} ? {kc} : {p.k} - kw_pc;",
-        *_stage(p, fold, bl), *_micro(p, bl), "}",
+        *_stage(p, fold, bl), *_micro(p, bl, by_columns(p, fold)), "}",
         f"if ({p.k} == 0) for (int kw_i = 0; kw_i < {mc * nc}; ++kw_i) kw_lc[kw_i] = 0;",
         *_store(p, fold, bl)]
     return body, nb * mt * nt
