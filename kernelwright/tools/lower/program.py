@@ -157,6 +157,8 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
                                        for j, e in enumerate(rest)]
                 i += 1
                 continue
+        if params.get("epi") == "pass" and grp.kind in ("gemm", "conv") and grp.epilogue:
+            grp = _epilogue_apart(grp, groups, i, names, real)
         try:
             kernels.append(cg.emit_group(grp, real, names, params, idx_type))
             i += 1
@@ -178,6 +180,20 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
         kernels = [_re_emit(k, grp, cg, real, names, prog, sched, idx_type)
                    for k, grp in zip(kernels, groups, strict=True)]
     return kernels, make_plan(g, names, kernels, prog.backend)
+
+
+def _epilogue_apart(grp: Group, groups: list[Group], i: int, names: dict[int, str],
+                    real: Realized) -> Group:
+    """Schedule ``epi=pass``: the anchor alone writes its result to memory, and each
+    epilogue member becomes a pointwise kernel of its own right after it (where the
+    epilogue's math is costly and the anchor's store would run it one element at a time)."""
+    anchor = grp.main[0]
+    if anchor.id not in names:
+        names[anchor.id] = real[anchor.id] = f"b{len(names)}"
+    groups[i + 1:i + 1] = [Group("pointwise", [e], name=f"{grp.name}e{j}")
+                           for j, e in enumerate(grp.epilogue)]
+    groups[i] = Group(grp.kind, [anchor], [], [], grp.name)
+    return groups[i]
 
 
 def _re_emit(old, grp, cg, real, names, prog, sched, idx_type):

@@ -90,6 +90,20 @@ def initial_realized(g: LoweredGraph, users: dict[int, list[Node]]) -> set[int]:
     return real
 
 
+def epilogue_cost(grp: Group) -> int:
+    """The arithmetic an anchor group's epilogue does per element: the ``cost`` of its
+    members and of the pointwise nodes they recompute inline, up to the anchor."""
+    stack, seen, total = list(grp.epilogue), {grp.main[0].id}, 0
+    while stack:
+        x = stack.pop()
+        if x.id in seen or not isinstance(x, Pointwise):
+            continue
+        seen.add(x.id)
+        total += x.cost
+        stack.extend(x.deps)
+    return total
+
+
 def _computes(n: Node) -> bool:
     """True if ``n`` does arithmetic (not only index maps over buffers)."""
     stack, seen = [n], set()

@@ -89,6 +89,16 @@ def test_convolution_as_implicit_gemm_is_correct(name):
         check_lowered(p)
 
 
+def test_transposed_phases_no_tap_reaches_skip_their_product():
+    """Phases of an all-zero K give the bias through the epilogue, and the GEMM of those
+    batches is skipped (``GemmProblem.k_empty``)."""
+    prog = lower_task(task("convt_empty_phases"), "cpp")
+    for extra in ({}, {"mr": 4, "kc": 5, "nc": 3 * W, "threads": "team"}):
+        p = prog.with_params(_conv_params(prog, **extra))
+        assert p.source.count("continue;") >= 3
+        check_lowered(p)
+
+
 def test_depthwise_and_tiny_convolutions_stay_direct():
     from kernelwright.tools.lower.microkernels.lowered_conv import conv_defaults
 

@@ -56,6 +56,41 @@ def test_convolution_columns_stage_as_runs_of_the_input(nc):
 
 
 @pytest.mark.requires_sycl
+def test_sycl_skips_transposed_phases_no_tap_reaches_and_runs_a_costly_epilogue_apart():
+    """The phases of an all-zero K get K = 0 (bias and epilogue only); the sigmoid after a
+    convolution defaults to a pointwise kernel of its own (``epi=pass``), and both forms of
+    the epilogue are correct."""
+    prog = lower_task(task("convt_empty_phases"), "sycl")
+    prog = prog.with_params({k: "kernel" for k in prog.space if k.endswith(".impl")})
+    prog = prog.with_params({k: "gemm" for k in prog.space if k.endswith(".algo")})
+    assert prog.source.count("kw_kn = (") == 3 * len(prog.variants)
+    epi = [k for k in prog.space if k.endswith(".epi")]
+    # the sigmoid (cost 4) runs apart, relu + 1 (cost 2) stays in the store
+    assert {k: prog.params[k] for k in epi} == {"g0.epi": "pass", "g1.epi": "fused"}
+    for form in ("pass", "fused"):
+        check_lowered(prog.with_params({k: form for k in epi}))
+
+
+@pytest.mark.requires_sycl
+@pytest.mark.parametrize("name", ["conv_runs", "convt_forms", "conv_groups"])
+def test_direct_convolution_work_groups_along_output_rows_are_correct(name):
+    """The direct form with work-groups along one output row: rows shorter and longer than
+    the work-group, padding, strides, dilation, transposed and grouped convolutions, 1-D to
+    3-D; the default work-group pads a row least."""
+    from kernelwright.tools.lower.backends.sycl import row_group
+
+    assert row_group(26) == 16 and row_group(126) == 128 and row_group(256) == 256
+    prog = lower_task(task(name), "sycl")
+    prog = prog.with_params({k: "kernel" for k in prog.space if k.endswith(".impl")})
+    prog = prog.with_params({k: "direct" for k in prog.space if k.endswith(".algo")})
+    for wg in (16, 64):
+        p = prog.with_params({k: wg for k in prog.space
+                              if k.endswith(".wg") and k.replace(".wg", ".algo") in prog.space})
+        assert "q_last" in p.source
+        check_lowered(p)
+
+
+@pytest.mark.requires_sycl
 @pytest.mark.parametrize("name", ["gemm_epi", "bmm"])
 def test_packed_sycl_gemm_is_correct_at_every_blocking_value(name):
     """Odd sizes (13x29x37), a transposed and batched operand (bmm), epilogues."""

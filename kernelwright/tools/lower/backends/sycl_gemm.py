@@ -234,6 +234,10 @@ def sycl_gemm_body(p: GemmProblem, bl: SyclBlocking, size: int) -> tuple[list[st
     bl = fit(bl, rows, cols, p.k, nb, size)
     mr, nr, kc, mc, nc, ct = bl.mr, bl.nr, bl.kc, bl.mc, bl.nc, p.ctype
     mt, nt = -(-rows // mc), -(-cols // nc)
+    kn = [f"const int kw_kn = {p.k};"]
+    if p.k_empty is not None and fold is None:  # a batch whose K is all zeros: no product
+        estmts, empty = p.k_empty("kw_tb")
+        kn = ["int kw_kn;", "{", *estmts, f"kw_kn = ({empty}) ? 0 : {p.k};", "}"]
     body = [
         f"/* SYCL packed GEMM {p.batch}x{p.m}x{p.n}x{p.k} ({ct}): micro-tile {mr}x{nr} on "
         f"vec<{ct}, {bl.vw}>, kc {kc}, mc {mc}, nc {nc}, fold {fold}; one work-item per "
@@ -254,10 +258,11 @@ def sycl_gemm_body(p: GemmProblem, bl: SyclBlocking, size: int) -> tuple[list[st
         f" / {nr};",
         "(void)kw_tb;",
         *(tile_columns(p, bl.nc) if by_columns(p, fold) else []),
-        f"for (int kw_pc = 0; kw_pc < {max(p.k, 1)}; kw_pc += {kc}) {{",
+        *kn,
+        f"for (int kw_pc = 0; kw_pc < kw_kn; kw_pc += {kc}) {{",
         f"const int kw_kcv = kw_pc + {kc} <= {p.k} ? {kc} : {p.k} - kw_pc;",
         *_stage(p, fold, bl), *_micro(p, bl, by_columns(p, fold)), "}",
-        f"if ({p.k} == 0) for (int kw_i = 0; kw_i < {mc * nc}; ++kw_i) kw_lc[kw_i] = 0;",
+        f"if (kw_kn == 0) for (int kw_i = 0; kw_i < {mc * nc}; ++kw_i) kw_lc[kw_i] = 0;",
         *_store(p, fold, bl)]
     return body, nb * mt * nt
 

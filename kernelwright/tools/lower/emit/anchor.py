@@ -135,19 +135,46 @@ def conv_output(k: KernelCtx, grp: Group, names: dict[int, str], idx: list[Ix],
     finish_element(k, grp, names, idx, v)
 
 
-def conv_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, ocb: int) -> int:
-    """Direct convolution: a unit is (n, block of ``ocb`` output channels, one position)."""
+def conv_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, ocb: int,
+              lanes: tuple[str, str, int] | None = None) -> int:
+    """Direct convolution: a unit is (n, block of ``ocb`` output channels, one position).
+
+    ``lanes = (group, lane, wg)``: work-group ``group`` covers ``wg`` neighbouring positions
+    along one output row (the row padded to whole work-groups; lanes past its end store
+    nothing), so a work-group's lanes read neighbouring inputs and share the row's image,
+    channel and outer positions (a vectoriser across work-items makes those vector loads)."""
+    c: Conv = grp.main[0]  # type: ignore[assignment]
+    geo = conv_geometry(c, ocb)
+    P = math.prod(geo.osp)
+    if lanes is None:
+        units = geo.N * geo.nblk * P
+        k.emit(f"const int p = {unit} % {P};")
+        k.emit(f"const int cb = ({unit} / {P}) % {geo.nblk};")
+        k.emit(f"const int nn = {unit} / {P * geo.nblk};")
+        pos = index_vars(k, Ix.atom("p", (0, P - 1)), geo.osp, "q")
+        _conv_units(k, grp, names, geo, pos)
+        return units
+    group, lane, wg = lanes
+    ow = geo.osp[-1]
+    outer, blocks = P // ow, -(-ow // wg)
+    k.emit(f"const int kw_row = {group} / {blocks};")
+    k.emit(f"const int q_last = {group} % {blocks} * {wg} + {lane};")
+    k.emit(f"const int cb = (kw_row / {outer}) % {geo.nblk};")
+    k.emit(f"const int nn = kw_row / {outer * geo.nblk};")
+    k.emit(f"const int kw_outer = kw_row % {outer};")
+    pos = index_vars(k, Ix.atom("kw_outer", (0, outer - 1)), geo.osp[:-1], "q")
+    with k.block(f"if (q_last < {ow})"):
+        _conv_units(k, grp, names, geo, [*pos, Ix.atom("q_last", (0, ow - 1))])
+    return geo.N * geo.nblk * outer * blocks * wg
+
+
+def _conv_units(k: KernelCtx, grp: Group, names: dict[int, str], geo: ConvGeometry,
+                pos: list[Ix]) -> None:
+    """The unit's ``ocb`` outputs at positions ``pos`` (``cb``, ``nn`` declared)."""
     c: Conv = grp.main[0]  # type: ignore[assignment]
     x, w = c.x, c.w
     assert x is not None and w is not None
-    geo = conv_geometry(c, ocb)
     ocb, Co, cin_g, cout_g = geo.ocb, geo.Co, geo.cin_g, geo.cout_g
-    P = math.prod(geo.osp)
-    units = geo.N * geo.nblk * P
-    k.emit(f"const int p = {unit} % {P};")
-    k.emit(f"const int cb = ({unit} / {P}) % {geo.nblk};")
-    k.emit(f"const int nn = {unit} / {P * geo.nblk};")
-    pos = index_vars(k, Ix.atom("p", (0, P - 1)), geo.osp, "q")
     conv_channel_block(k, geo)
     ct = compute_type(c.dtype)
     acc = [k.var(ct, literal(0, c.dtype), "acc") for _ in range(ocb)]
@@ -190,4 +217,3 @@ def conv_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str, ocb: i
     for j in range(ocb):
         ocj = k.let(f"oc0 + {j}", "int")
         conv_output(k, grp, names, [nI, Ix.atom(ocj, (0, Co - 1))] + pos, acc[j])
-    return units

@@ -19,10 +19,10 @@ from kernelwright.tools.lower.index import Ix, unravel
 from kernelwright.tools.lower.microkernels.isa import Isa, detect_isa
 from kernelwright.tools.lower.microkernels.packed_gemm import (
     GemmProblem,
-    PackedRun,
     default_blocking,
     gemm_source,
 )
+from kernelwright.tools.lower.microkernels.packed_runs import PackedRun
 
 if TYPE_CHECKING:
     from kernelwright.tools.lower.codegen import KernelCtx

@@ -161,9 +161,18 @@ def lowered_conv_phases(k: KernelCtx, c, blocking: Any,
                        val)
         return capture_fragment(k, emit)[0]
 
+    def k_empty(b):
+        def emit():
+            _, rs = phase(b)
+            return " || ".join(f"{rs[d].render()} == {r}" for d in range(nd)
+                               for r, t0 in enumerate(dims[d][0]) if t0 < 0)
+        return capture_fragment(k, emit)
+
+    empty = any(t0 < 0 for first, _, _ in dims for t0 in first)
     prob = GemmProblem(G * math.prod(S), m, N * math.prod(Q), cin_g * math.prod(T), ct,
                        load_a, load_b, store, a_batched=True, b_batched=True,
                        a_k_contig=True, b_n_contig=False, k_shape=(cin_g, *T),
                        b_columns=columns, load_b_cols=load_b_cols,
-                       b_run=(tuple(range(nd)), nd, 1), load_b_run=load_b_run)
+                       b_run=(tuple(range(nd)), nd, 1), load_b_run=load_b_run,
+                       k_empty=k_empty if empty else None)
     return source(prob, blocking)

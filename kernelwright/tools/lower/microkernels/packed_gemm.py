@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from kernelwright.tools.lower.microkernels.isa import Isa
+from kernelwright.tools.lower.microkernels.packed_runs import PackedRun, pack_b_runs
 from kernelwright.tools.lower.microkernels.ukernel import COMMON, ukernel_name, ukernel_source
 
 # (statements, value expression) for an element; names are C++ int variables
@@ -35,8 +36,6 @@ TEAM_MIN_FMAS = 1 << 20
 # a tile packs its own B block (module notes) when K is at most this, in at most this many bytes
 TILE_B_MAX_K = 2048
 TILE_B_BYTES = 256 * 1024
-# a B panel of convolution columns packs run by run up to this many runs past its first
-RUN_MAX_CUTS = 3
 
 
 @dataclass(frozen=True)
@@ -78,30 +77,9 @@ class GemmProblem:
     # long; :class:`PackedRun`): zeros outside the source, plain loads inside
     b_run: tuple[tuple[int, ...], int, int] | None = None
     load_b_run: Callable[[str, str, str], PackedRun] | None = None
-
-
-@dataclass(frozen=True)
-class PackedRun:
-    """One run of a B panel (``GemmProblem.b_run``), as C++ fragments valid inside the run.
-
-    ``inside`` is the run's uniform condition (outer positions, taps): where it is false the
-    whole run is zeros. ``whole``: every lane lies inside the source along the stepping
-    dimension (the common case, checked first). Otherwise lanes ``[lo, hi)`` do and the rest
-    are zeros (padding), so a run that touches the border still packs its interior with
-    plain loads. Lane ``kw_l``'s value is ``lane_value`` after ``lane_stmts``, read without
-    clamping; ``first`` (after ``first_stmts``) is ``buf[offset]`` of lane ``kw_lo`` where the
-    lanes are consecutive elements of a buffer (copied as a block), else None.
-    """
-
-    stmts: list[str]
-    inside: str
-    whole: str
-    lo: str
-    hi: str
-    lane_stmts: list[str]
-    lane_value: str
-    first_stmts: list[str]
-    first: str | None
+    # ``k_empty(b)``: statements and a condition under which batch ``b``'s whole K is zeros
+    # (a transposed convolution's phase that no tap reaches): its product is skipped
+    k_empty: Callable[[str], tuple[list[str], str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -181,6 +159,7 @@ def _pack_b(p: GemmProblem, bl: Blocking, fold: str | None, cols: int) -> list[s
     return ["#pragma omp for schedule(static)",
             f"for (int kw_t = 0; kw_t < {nbb * np_}; ++kw_t) {{",
             f"const int kw_bb = kw_t / {np_};", f"const int kw_jp = kw_t % {np_};",
+            *(_skip_empty(p, "kw_bb") if nbb > 1 else []),
             f"{ct}* __restrict__ kw_dst = kw_bp + (size_t)kw_t * {p.k * nr};",
             *_pack_b_panel(p, bl, fold, nbb, cols), "}"]
 
@@ -213,7 +192,7 @@ def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int,
                 f"for (int kw_s = 0; kw_s < {nr}; ++kw_s) {{",  # padding columns: column 0
                 f"const int kw_col = kw_jp * {nr} + (kw_s < kw_nv ? kw_s : 0);", "{", *cstmts,
                 *[f"kw_cv{j}[kw_s] = {v};" for j, v in enumerate(cvals)], "}", "}",
-                *_pack_b_runs(p, bl, b_of, gather)]
+                *pack_b_runs(p, bl.nr, b_of, gather, _k_loops(p))]
     stmts, val = p.load_b("kw_b", "kw_k", "kw_n")
     elem = ["{", *_index(fold, "n", "kw_col", p.n),
             *([f"const int kw_b = {b_of};"] if fold != "n" else []),
@@ -231,49 +210,6 @@ def _pack_b_panel(p: GemmProblem, bl: Blocking, fold: str | None, nbb: int,
                  f"kw_dst[kw_kk * {nr} + kw_s] = 0; continue; }}", col,
                  *_k_loops(p), *elem, "}" * (len(p.k_shape or (1,))), "}"]
     return [*valid, *loops]
-
-
-def _pack_b_runs(p: GemmProblem, bl: Blocking, b_of: str, gather: list[str]) -> list[str]:
-    """A panel of ``b_columns`` cut into its runs (``GemmProblem.b_run``): with at most
-    ``RUN_MAX_CUTS`` of them each run is zeros where it leaves the source and plain loads
-    (a block copy where contiguous) inside; otherwise (short runs) ``gather`` over the whole
-    panel."""
-    if p.b_run is None or p.load_b_run is None or not p.k_shape:
-        return gather
-    nr, ct = bl.nr, p.ctype
-    same, stepping, step = p.b_run
-    joined = " && ".join([*(f"kw_cv{j}[kw_s] == kw_cv{j}[kw_s - 1]" for j in same),
-                          f"kw_cv{stepping}[kw_s] == kw_cv{stepping}[kw_s - 1] + {step}"])
-    run = p.load_b_run("kw_b", "kw_s0", "kw_s1 - kw_s0")
-    dst = f"kw_dst[kw_kk * {nr} + kw_s]"
-
-    def zeros(start: str, stop: str) -> str:
-        return f"for (int kw_s = {start}; kw_s < {stop}; ++kw_s) {dst} = ({ct})0;"
-
-    if run.first is not None:  # consecutive lanes: whole vectors, then a masked one
-        interior = [*run.first_stmts, f"kw_copy_{ct[0]}(kw_dst + kw_kk * {nr} + kw_s0 + kw_lo, "
-                    f"&{run.first}, kw_hi - kw_lo);"]
-    else:
-        interior = ["#pragma omp simd",
-                    "for (int kw_s = kw_s0 + kw_lo; kw_s < kw_s0 + kw_hi; ++kw_s) {",
-                    "const int kw_l = kw_s - kw_s0;", *run.lane_stmts,
-                    f"{dst} = ({ct})({run.lane_value});", "}"]
-    runs = ["{", f"const int kw_b = {b_of};", "(void)kw_b;", *_k_loops(p),
-            "for (int kw_g = 0; kw_g < kw_nrun; ++kw_g) {",
-            "const int kw_s0 = kw_cut[kw_g], kw_s1 = kw_cut[kw_g + 1];",
-            "{", *run.stmts, f"if (({run.inside}) && ({run.whole})) {{",
-            "const int kw_lo = 0, kw_hi = kw_s1 - kw_s0;", *interior,
-            f"}} else if ({run.inside}) {{",  # the run touches padding: zeros at its ends
-            f"const int kw_lo = {run.lo};", f"const int kw_hi = {run.hi};",
-            zeros("kw_s0", "kw_s0 + kw_lo"), "if (kw_hi > kw_lo) {", *interior, "}",
-            zeros("kw_s0 + kw_hi", "kw_s1"),
-            "} else {", zeros("kw_s0", "kw_s1"), "}", "}", "}",
-            zeros("kw_nv", str(nr)), "}" * len(p.k_shape), "}"]
-    return [f"int kw_cut[{nr + 1}];", "int kw_nrun = 0;", "kw_cut[0] = 0;",
-            "for (int kw_s = 1; kw_s < kw_nv; ++kw_s) {", f"if ({joined}) continue;",
-            f"if (kw_nrun == {RUN_MAX_CUTS}) {{ kw_nrun = -1; break; }}",
-            "kw_cut[++kw_nrun] = kw_s;", "}",
-            "if (kw_nrun >= 0) {", "kw_cut[++kw_nrun] = kw_nv;", *runs, "} else", *gather]
 
 
 def _k_loops(p: GemmProblem) -> list[str]:
@@ -325,6 +261,23 @@ def _store_tile(p: GemmProblem, bl: Blocking, fold: str | None) -> list[str]:
             "for (int kw_s = 0; kw_s < kw_sv; ++kw_s) {",
             "const int kw_col = kw_c0 + kw_s;", *n_ix, *bidx,
             f"const {p.ctype} kw_v = kw_tile[kw_r * kw_ldc + kw_s];", "{", *stmts, "}", "}", "}"]
+
+
+def _skip_empty(p: GemmProblem, b: str) -> list[str]:
+    """``continue`` where batch ``b``'s K is all zeros (``GemmProblem.k_empty``)."""
+    if p.k_empty is None:
+        return []
+    stmts, cond = p.k_empty(b)
+    return ["{", *stmts, f"if ({cond}) continue;", "}"]
+
+
+def _k_extent(p: GemmProblem, fold: str | None) -> list[str]:
+    """``kw_kn``: the tile's K, 0 for a batch of all-zero K (one empty block: the
+    micro-kernel writes zeros, the store adds the bias and the epilogue)."""
+    if p.k_empty is None or fold is not None:
+        return [f"const int kw_kn = {p.k};"]
+    stmts, cond = p.k_empty("kw_tb")
+    return ["int kw_kn;", "{", *stmts, f"kw_kn = ({cond}) ? 0 : {p.k};", "}"]
 
 
 def gemm_source(p: GemmProblem, bl: Blocking) -> tuple[str, list[str]]:
@@ -381,10 +334,11 @@ def gemm_source(p: GemmProblem, bl: Blocking) -> tuple[str, list[str]]:
         f"const int kw_npn = (kw_j0 + {nc} <= kw_cols ? {nc} : kw_cols - kw_j0 + {nr - 1})"
         f" / {nr};",
         "(void)kw_tb;",
-        *(_pack_b_tile(p, bl, fold, cols) if tile_b else []),
-        f"for (int kw_pc = 0; kw_pc < {max(p.k, 1)}; kw_pc += {kc}) {{",  # K = 0: one block
-        f"const int kw_kcv = kw_pc + {kc} <= {p.k} ? {kc} : {p.k} - kw_pc;",
-        f"const int kw_last = kw_pc + {kc} >= {p.k};",
+        *_k_extent(p, fold),
+        *(["if (kw_kn > 0) {", *_pack_b_tile(p, bl, fold, cols), "}"] if tile_b else []),
+        f"for (int kw_pc = 0; kw_pc < (kw_kn > 0 ? kw_kn : 1); kw_pc += {kc}) {{",  # K = 0: one
+        f"const int kw_kcv = kw_pc + {kc} <= kw_kn ? {kc} : kw_kn - kw_pc;",
+        f"const int kw_last = kw_pc + {kc} >= kw_kn;",
         # per tile B: one K block and one row block, so A changes only with the batch
         *(["if (kw_tb != kw_a_tb) {", "kw_a_tb = kw_tb;", *_pack_a(p, bl, fold), "}"]
           if tile_b else _pack_a(p, bl, fold)),
