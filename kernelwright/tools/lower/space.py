@@ -148,7 +148,7 @@ def choose_defaults(prog, contract) -> dict[str, Any]:
                        f"{VENDOR_MIN_FLOPS / 1e6:.1f} MFLOP where the library wins"
                        if vendor else "custom_kernel: too small for a library call to pay off"))
             if f"{pre}wg" in prog.space:
-                params[f"{pre}wg"] = (own or {}).get("wg", 64)
+                params[f"{pre}wg"] = 64
         elif grp.kind == "scan" and f"{pre}wg" in prog.space:
             params[f"{pre}wg"] = 16
         elif grp.kind == "attention":

@@ -76,10 +76,7 @@ def test_sycl_skips_transposed_phases_no_tap_reaches_and_runs_a_costly_epilogue_
 def test_direct_convolution_work_groups_along_output_rows_are_correct(name):
     """The direct form with work-groups along one output row: rows shorter and longer than
     the work-group, padding, strides, dilation, transposed and grouped convolutions, 1-D to
-    3-D; the default work-group pads a row least."""
-    from kernelwright.tools.lower.backends.sycl import row_group
-
-    assert row_group(26) == 16 and row_group(126) == 128 and row_group(256) == 256
+    3-D."""
     prog = lower_task(task(name), "sycl")
     prog = prog.with_params({k: "kernel" for k in prog.space if k.endswith(".impl")})
     prog = prog.with_params({k: "direct" for k in prog.space if k.endswith(".algo")})
