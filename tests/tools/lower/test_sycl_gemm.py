@@ -72,18 +72,26 @@ def test_sycl_skips_transposed_phases_no_tap_reaches_and_runs_a_costly_epilogue_
 
 
 @pytest.mark.requires_sycl
-@pytest.mark.parametrize("name", ["conv_runs", "convt_forms", "conv_groups"])
-def test_direct_convolution_work_groups_along_output_rows_are_correct(name):
-    """The direct form with work-groups along one output row: rows shorter and longer than
-    the work-group, padding, strides, dilation, transposed and grouped convolutions, 1-D to
-    3-D."""
+@pytest.mark.parametrize("name", ["conv_runs", "convt_forms", "conv_groups", "conv_bn"])
+def test_direct_convolution_forms_are_correct(name):
+    """The direct forms: explicit vectors along an output row (``sycl_direct.py``: rows
+    shorter than, and no multiple of, the vector; padding at both ends; dilation; groups;
+    a transposed view's input) at two vector widths and channel blocks, and the scalar
+    work-items along output rows (``items``: also the transposed and strided-last-dim
+    ones, which the vector form leaves to it), at two work-group sizes; 1-D to 3-D."""
     prog = lower_task(task(name), "sycl")
     prog = prog.with_params({k: "kernel" for k in prog.space if k.endswith(".impl")})
-    prog = prog.with_params({k: "direct" for k in prog.space if k.endswith(".algo")})
-    for wg in (16, 64):
-        p = prog.with_params({k: wg for k in prog.space
-                              if k.endswith(".wg") and k.replace(".wg", ".algo") in prog.space})
-        assert "q_last" in p.source
+    direct = [k[:-len(".algo")] for k in prog.space if k.endswith(".algo")
+              and "direct" in prog.space[k]]
+    prog = prog.with_params({f"{g}.algo": "direct" for g in direct})
+    points = [{"form": "vectors", "vw": 8, "ocb": 4}, {"form": "vectors", "vw": 4, "ocb": 1},
+              {"form": "items", "wg": 16}, {"form": "items", "wg": 64}]
+    for point in points:
+        p = prog.with_params({f"{g}.{key}": v for g in direct for key, v in point.items()})
+        # convt_forms (transposed) and conv_bn (stride 2) keep the items form throughout
+        vectors = point["form"] == "vectors" and name in ("conv_runs", "conv_groups")
+        assert ("SYCL direct convolution on vec" in p.source) == vectors
+        assert "q_last" in p.source or vectors
         check_lowered(p)
 
 
