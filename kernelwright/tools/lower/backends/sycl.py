@@ -5,7 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from kernelwright.tools.lower.backends.base import Codegen, register
-from kernelwright.tools.lower.backends.sycl_direct import direct_conv_sycl, direct_vectors_apply
+from kernelwright.tools.lower.backends.sycl_direct import (
+    direct_conv_sycl,
+    direct_defaults,
+    direct_vectors_apply,
+)
 from kernelwright.tools.lower.backends.sycl_gemm import (
     packed_gemm_sycl,
     sycl_conv_defaults,
@@ -147,9 +151,7 @@ class SyclCodegen(Codegen):
         own = (sycl_gemm_defaults(grp.main[0]) if grp.kind == "gemm"
                else sycl_conv_defaults(grp.main[0]) if grp.kind == "conv" else None)
         if grp.kind == "conv" and own is not None:
-            own["form"] = "vectors"
-            if own["algo"] == "direct":  # measured on l1_85: vw 4 / 8 / 16 5.1 / 2.5 / 2.1 ms
-                own["vw"] = 16
+            own.update(direct_defaults(grp.main[0], own["algo"]))
         if own is not None and grp.epilogue:
             own["epi"] = "pass" if epilogue_cost(grp) >= EPI_PASS_COST else "fused"
         return own

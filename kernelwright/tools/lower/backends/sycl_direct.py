@@ -28,13 +28,35 @@ from kernelwright.tools.lower.schedule import Group
 # work-items (a work-item per row of a few vectors spent more in its own start than in work)
 MAX_ROWS_PER_ITEM = 8
 MIN_ITEMS = 1024
+# the vector form is the default up to this many output channels per group (the implicit
+# GEMM's register tile reuses each input more where there are more)
+DIRECT_MAX_COUT = 32
+
+
+def vectors_fit(c) -> bool:
+    """The vector form's geometry: a forward convolution, stride 1 along the last dim, in
+    float or double (the input must also be a row-major buffer: ``direct_vectors_apply``)."""
+    return (not c.transposed and c.stride[-1] == 1
+            and compute_type(c.dtype) in ("float", "double"))
+
+
+def direct_defaults(c, algo: str) -> dict[str, Any]:
+    """``algo``, ``form``, ``vw`` of convolution ``c`` on SYCL, given the implicit-GEMM rule's
+    ``algo``: the vector form wherever it fits and there are at most ``DIRECT_MAX_COUT``
+    output channels per group (measured, in-process against the staged implicit GEMM on
+    KernelBench convolutions of 8-32 channels, 3x3: 4.0 -> 2.6, 7.3 -> 5.0, 5.7 -> 4.6,
+    2.6 -> 2.4, 2.8 -> 2.5, 4.8 -> 3.5 ms), ``vw`` 16 (on a depthwise 3x7: 4 / 8 / 16 lanes
+    5.1 / 2.5 / 2.1 ms)."""
+    if vectors_fit(c) and c.shape[1] // c.groups <= DIRECT_MAX_COUT:
+        algo = "direct"
+    return {"algo": algo, "form": "vectors", **({"vw": 16} if algo == "direct" else {})}
 
 
 def direct_vectors_apply(k: KernelCtx, grp: Group) -> bool:
     """Whether ``grp``'s convolution has the vector form: forward, stride 1 along the last
     dim, float or double, and an input buffer whose last dim is contiguous."""
     c = grp.main[0]
-    if c.transposed or c.stride[-1] != 1 or compute_type(c.dtype) not in ("float", "double"):
+    if not vectors_fit(c):
         return False
     zero = [Ix.c(0)] * len(c.x.shape)
     saved = k.lines
