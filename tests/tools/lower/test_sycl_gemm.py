@@ -76,7 +76,8 @@ def test_sycl_skips_transposed_phases_no_tap_reaches_and_runs_a_costly_epilogue_
 def test_direct_convolution_forms_are_correct(name):
     """The direct forms: explicit vectors along an output row (``sycl_direct.py``: rows
     shorter than, and no multiple of, the vector; padding at both ends; dilation; groups;
-    a transposed view's input) at two vector widths and channel blocks, and the scalar
+    transposed convolutions of stride 1; a transposed view's input) at two vector widths and
+    channel blocks, and the scalar
     work-items along output rows (``items``: also the transposed and strided-last-dim
     ones, which the vector form leaves to it), at two work-group sizes; 1-D to 3-D."""
     prog = lower_task(task(name), "sycl")
@@ -88,8 +89,9 @@ def test_direct_convolution_forms_are_correct(name):
               {"form": "items", "wg": 16}, {"form": "items", "wg": 64}]
     for point in points:
         p = prog.with_params({f"{g}.{key}": v for g in direct for key, v in point.items()})
-        # convt_forms (transposed) and conv_bn (stride 2) keep the items form throughout
-        vectors = point["form"] == "vectors" and name in ("conv_runs", "conv_groups")
+        # conv_bn (stride 2 along the last dim) keeps the items form throughout; the others
+        # have a convolution of each form (convt_forms: a transposed one of stride 1)
+        vectors = point["form"] == "vectors" and name != "conv_bn"
         assert ("SYCL direct convolution on vec" in p.source) == vectors
         assert "q_last" in p.source or vectors
         check_lowered(p)

@@ -7,8 +7,10 @@ sub-group lanes) computes ``vw`` neighbouring outputs along one output row for `
 output channels. Per input channel and tap it loads ``vw`` neighbouring inputs as one vector
 (lanes outside the input, the padding, read as zeros) and multiplies them by the tap's
 weight, broadcast, into one accumulator per channel; the finished outputs pass through the
-group's store (bias, epilogue) one element at a time. Other convolutions (transposed, a
-strided last dim, a computed input) keep the scalar work-item form of ``emit/anchor.py``.
+group's store (bias, epilogue) one element at a time. A transposed convolution gathers the
+same way (input ``(o + pad - tap * dilation) / stride`` where that divides; along the last dim
+the stride must be 1). Other convolutions (a strided last dim, a computed input) keep the
+scalar work-item form of ``emit/anchor.py``.
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ DIRECT_MAX_COUT = 32
 
 
 def vectors_fit(c) -> bool:
-    """The vector form's geometry: a forward convolution, stride 1 along the last dim, in
-    float or double (the input must also be a row-major buffer: ``direct_vectors_apply``)."""
-    return (not c.transposed and c.stride[-1] == 1
-            and compute_type(c.dtype) in ("float", "double"))
+    """The vector form's geometry: stride 1 along the last dim (a transposed convolution's
+    outputs there read neighbouring inputs too), float or double (the input must also be a
+    row-major buffer: ``direct_vectors_apply``)."""
+    return c.stride[-1] == 1 and compute_type(c.dtype) in ("float", "double")
 
 
 def direct_defaults(c, algo: str) -> dict[str, Any]:
@@ -46,8 +48,10 @@ def direct_defaults(c, algo: str) -> dict[str, Any]:
     output channels per group (measured, in-process against the staged implicit GEMM on
     KernelBench convolutions of 8-32 channels, 3x3: 4.0 -> 2.6, 7.3 -> 5.0, 5.7 -> 4.6,
     2.6 -> 2.4, 2.8 -> 2.5, 4.8 -> 3.5 ms), ``vw`` 16 (on a depthwise 3x7: 4 / 8 / 16 lanes
-    5.1 / 2.5 / 2.1 ms)."""
-    if vectors_fit(c) and c.shape[1] // c.groups <= DIRECT_MAX_COUT:
+    5.1 / 2.5 / 2.1 ms). Not for transposed convolutions, whose gather form pads each row by
+    the kernel's reach, so most vectors straddle the padding: l1_69 (ConvTranspose2d 16 ->
+    32, 3x5) 3.4 ms as implicit GEMM, 10.5 ms as vectors; l1_61 (3-D) 7.0 against 16.0."""
+    if vectors_fit(c) and not c.transposed and c.shape[1] // c.groups <= DIRECT_MAX_COUT:
         algo = "direct"
     return {"algo": algo, "form": "vectors", **({"vw": 16} if algo == "direct" else {})}
 
@@ -121,16 +125,24 @@ def _block(k: KernelCtx, grp: Group, names: dict[int, str], geo, pos: list[Ix],
             opened.append(cm)
         ipos, conds = [], []
         for d in range(nd - 1):  # the outer positions: the same for every lane
-            ip = k.let(f"({pos[d].render()}) * {c.stride[d]} - {c.padding[d]} + "
-                       f"{taps[d].render()} * {c.dilation[d]}", "int")
+            s, p, dl, o, t = (c.stride[d], c.padding[d], c.dilation[d], pos[d].render(),
+                              taps[d].render())
+            if c.transposed:  # output o takes input (o + p - t * dl) / s where that divides
+                num = k.let(f"({o}) + {p} - {t} * {dl}", "int")
+                ip = k.let(f"{num} / {s}", "int")
+                conds.append(f"{num} >= 0 && {num} % {s} == 0 && {ip} < {geo.isp[d]}")
+            else:
+                ip = k.let(f"({o}) * {s} - {p} + {t} * {dl}", "int")
+                conds.append(f"{ip} >= 0 && {ip} < {geo.isp[d]}")
             ipos.append(Ix.atom(ip, (0, geo.isp[d] - 1)))
-            conds.append(f"{ip} >= 0 && {ip} < {geo.isp[d]}")
         with k.block(f"if ({' && '.join(conds) or 'true'})"):
-            base = k.let(f"kw_w0 - {c.padding[-1]} + {taps[-1].render()} * {c.dilation[-1]}",
-                         "int")
+            p, dl, t = c.padding[-1], c.dilation[-1], taps[-1].render()
+            base = k.let(f"kw_w0 + {p} - {t} * {dl}" if c.transposed
+                         else f"kw_w0 - {p} + {t} * {dl}", "int")
             k.emit(f"{vt} kw_x;")
             at = [nI, cin, *ipos, Ix.atom(base, (0, width - 1))]
             name = k.realized[x.id]
+            k.use(name, x, "r")  # read through its offsets only, never through x.load
             off = k.let(k.flat(name, x, at).render(), "int")
             # every lane that is an output (kw_nv of them) reads inside the input row; the
             # others may read on into the next row, short of the buffer's end
@@ -138,17 +150,25 @@ def _block(k: KernelCtx, grp: Group, names: dict[int, str], geo, pos: list[Ix],
                          f"{off} + {vw} <= {x.numel})"):
                 first = contiguous_element(k, x, at, ct)
                 k.emit(f"__builtin_memcpy(&kw_x, &{first}, sizeof({vt}));")
-            with k.block("else"):
+            with k.block("else"):  # zeros, then the lanes [lo, hi) inside the row copied
                 k.emit(f"{ct} kw_xa[{vw}];")
-                with k.block(f"for (int kw_l = 0; kw_l < {vw}; ++kw_l)"):
-                    lane = k.let(f"{base} + kw_l", "int")
-                    inside = k.let(f"kw_min(kw_max({lane}, 0), {width - 1})", "int")
-                    v = x.load(k, [nI, cin, *ipos, Ix.atom(inside, (0, width - 1))])
-                    k.emit(f"kw_xa[kw_l] = {lane} == {inside} ? ({ct}){v} : ({ct})0;")
+                k.emit(f"for (int kw_l = 0; kw_l < {vw}; ++kw_l) kw_xa[kw_l] = ({ct})0;")
+                k.emit(f"const int kw_lo = kw_min(kw_max(-({base}), 0), {vw});")
+                k.emit(f"const int kw_hi = kw_max(kw_lo, kw_min({width} - ({base}), {vw}));")
+                with k.block("if (kw_hi > kw_lo)"):
+                    start = Ix.atom(k.let(f"{base} + kw_lo", "int"), (0, width - 1))
+                    src = contiguous_element(k, x, [nI, cin, *ipos, start], ct)
+                    k.emit(f"const {ct}* kw_src = &{src};")
+                    k.emit("for (int kw_l = kw_lo; kw_l < kw_hi; ++kw_l) "
+                           "kw_xa[kw_l] = kw_src[kw_l - kw_lo];")
                 k.emit(f"__builtin_memcpy(&kw_x, kw_xa, sizeof({vt}));")
             for j in range(geo.ocb):
                 oc = k.let(f"oc0 + {j}", "int")
-                wv = w.load(k, [Ix.atom(oc, (0, geo.Co - 1)), ic, *taps])
+                if c.transposed:  # W is [Cin, Cout / groups, taps...]
+                    own = k.let(f"{oc} - g * {geo.cout_g}", "int")
+                    wv = w.load(k, [cin, Ix.atom(own, (0, w.shape[1] - 1)), *taps])
+                else:
+                    wv = w.load(k, [Ix.atom(oc, (0, geo.Co - 1)), ic, *taps])
                 k.emit(f"kw_acc{j} = sycl::fma({vt}(({ct}){wv}), kw_x, kw_acc{j});")
         for cm in reversed(opened):
             cm.__exit__(None, None, None)
