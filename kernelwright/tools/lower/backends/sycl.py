@@ -31,9 +31,9 @@ from kernelwright.tools.lower.emit.rows import StashMismatch, rows_body
 from kernelwright.tools.lower.schedule import Group, epilogue_cost
 
 SUB_GROUP = 16  # the SYCL CPU device's widest float sub-group (AVX-512)
-# strategy=subgroup rows: sub-group size (lanes per row) and rows (sub-groups) per work-group
 # an anchor epilogue at least this costly (ir.Pointwise.cost: sigmoid 4, Mish 8) runs apart
 EPI_PASS_COST = 4
+# strategy=subgroup rows: sub-group size (lanes per row) and rows (sub-groups) per work-group
 SUBGROUP_ROWS = {"sg": [8, 16, 32], "rpg": [1, 2, 4, 8]}
 
 

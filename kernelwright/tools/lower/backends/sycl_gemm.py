@@ -5,10 +5,12 @@ a work-group runs on one core's thread, so the work-group *is* the thread). For 
 block it stages the ``mc x kc`` block of A in ``mr``-row panels and the ``kc x nc`` block of B
 in ``nr``-column panels in work-group local memory (``work_group_static``): the staging reads
 transposed, batched or computed operands (a convolution's im2col) in their own order, and the
-micro-kernel sees unit-stride panels. The micro-kernel holds ``mr x nr`` outputs in
-``sycl::vec<T, vw>`` registers (``mr * nr / vw`` accumulators), one broadcast of A per row and
-one vector load of B per ``vw`` columns per k step. The finished tile goes through the caller's
-store fragment (bias, activations, residuals: the group's epilogue) while it is in cache.
+micro-kernel sees unit-stride panels. A convolution's B block is staged row-major instead,
+from per-column invariants and runs of the input (``sycl_columns.py``). The micro-kernel
+holds ``mr x nr`` outputs in ``sycl::vec<T, vw>`` registers (``mr * nr / vw`` accumulators),
+one broadcast of A per row and one vector load of B per ``vw`` columns per k step. The finished
+tile goes through the caller's store fragment (bias, activations, residuals: the group's
+epilogue) while it is in cache.
 
 Measured on the OpenCL CPU device (AVX2): explicit vectors in a work-group of one ran 3-4x
 faster than scalar work-items spread over sub-group lanes (the implicit vectoriser), and a
