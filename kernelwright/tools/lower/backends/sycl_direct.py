@@ -44,23 +44,23 @@ def vectors_fit(c) -> bool:
 
 def direct_defaults(c, algo: str) -> dict[str, Any]:
     """``algo``, ``form``, ``vw`` of convolution ``c`` on SYCL, given the implicit-GEMM rule's
-    ``algo``: the vector form wherever it fits and there are at most ``DIRECT_MAX_COUT``
-    output channels per group (measured, in-process against the staged implicit GEMM on
-    KernelBench convolutions of 8-32 channels, 3x3: 4.0 -> 2.6, 7.3 -> 5.0, 5.7 -> 4.6,
-    2.6 -> 2.4, 2.8 -> 2.5, 4.8 -> 3.5 ms), ``vw`` 16 (on a depthwise 3x7: 4 / 8 / 16 lanes
-    5.1 / 2.5 / 2.1 ms). Not for transposed convolutions, whose gather form pads each row by
-    the kernel's reach, so most vectors straddle the padding: l1_69 (ConvTranspose2d 16 ->
-    32, 3x5) 3.4 ms as implicit GEMM, 10.5 ms as vectors; l1_61 (3-D) 7.0 against 16.0."""
+    ``algo``: the vector form for a forward convolution where it fits and there are at most
+    ``DIRECT_MAX_COUT`` output channels per group (measured, in-process against the staged
+    implicit GEMM on KernelBench convolutions of 8-32 channels, 3x3: 4.0 -> 2.6, 7.3 -> 5.0,
+    5.7 -> 4.6, 2.6 -> 2.4, 2.8 -> 2.5, 4.8 -> 3.5 ms), ``vw`` 16 (on a depthwise 3x7: 4 / 8 /
+    16 lanes 5.1 / 2.5 / 2.1 ms). Not for transposed convolutions, whose gather form pads each
+    row by the kernel's reach, so most vectors straddle the padding: l1_69 (ConvTranspose2d 16
+    -> 32, 3x5) 3.4 ms as implicit GEMM, 10.5 ms as vectors; l1_61 (3-D) 7.0 against 16.0."""
     if vectors_fit(c) and not c.transposed and c.shape[1] // c.groups <= DIRECT_MAX_COUT:
         algo = "direct"
     return {"algo": algo, "form": "vectors", **({"vw": 16} if algo == "direct" else {})}
 
 
 def direct_vectors_apply(k: KernelCtx, grp: Group) -> bool:
-    """Whether ``grp``'s convolution has the vector form: forward, stride 1 along the last
-    dim, float or double, and an input buffer whose last dim is contiguous."""
+    """Whether ``grp``'s convolution has the vector form: ``vectors_fit``, an input buffer
+    whose last dim is contiguous, and offsets that fit an ``int``."""
     c = grp.main[0]
-    if not vectors_fit(c):
+    if not vectors_fit(c) or max(c.x.numel, c.numel) >= 2**31 - 1:
         return False
     zero = [Ix.c(0)] * len(c.x.shape)
     saved = k.lines
