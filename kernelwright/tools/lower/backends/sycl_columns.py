@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 from kernelwright.tools.lower.microkernels.packed_gemm import GemmProblem
+from kernelwright.tools.lower.microkernels.packed_runs import run_joined, run_piece
 
 # runs are used where a tile's pieces average at least this many columns
 MIN_RUN = 4
@@ -54,9 +55,7 @@ def tile_columns(p: GemmProblem, nc: int) -> list[str]:
            *[f"kw_cv{j}[kw_s] = {v};" for j, v in enumerate(cvals)], "}", "}"]
     if p.b_run is None or p.load_b_run is None:
         return [*out, "const int kw_nrun = -1;"]
-    same, stepping, step = p.b_run
-    joined = " && ".join([*(f"kw_cv{j}[kw_s] == kw_cv{j}[kw_s - 1]" for j in same),
-                          f"kw_cv{stepping}[kw_s] == kw_cv{stepping}[kw_s - 1] + {step}"])
+    joined = run_joined(p)
     return [*out, f"int kw_cut[{nc + 1}];", "int kw_nrun = 0;", "kw_cut[0] = 0;",
             "for (int kw_s = 1; kw_s < kw_ncv; ++kw_s) {",
             f"if ({joined}) continue;", "kw_cut[++kw_nrun] = kw_s;", "}",
@@ -97,12 +96,6 @@ def _runs(p: GemmProblem, nc: int) -> list[str]:
             "for (int kw_g = 0; kw_g < kw_nrun; ++kw_g) {",
             "const int kw_s0 = kw_cut[kw_g], kw_s1 = kw_cut[kw_g + 1];",
             f"{ct}* kw_d = kw_lb + kw_kk * {nc} + kw_s0;",
-            "{", *run.stmts, f"if (({run.inside}) && ({run.whole})) {{",
-            "const int kw_lo = 0, kw_hi = kw_s1 - kw_s0;", *interior,
-            f"}} else if ({run.inside}) {{",
-            f"const int kw_lo = {run.lo};", f"const int kw_hi = {run.hi};",
-            zeros("0", "kw_lo"), "if (kw_hi > kw_lo) {", *interior, "}",
-            zeros("kw_hi", "kw_s1 - kw_s0"),
-            "} else {", zeros("0", "kw_s1 - kw_s0"), "}", "}", "}",
+            *run_piece(run, interior, zeros), "}",
             f"for (int kw_s = kw_ncv; kw_s < {nc}; ++kw_s) kw_lb[kw_kk * {nc} + kw_s] = ({ct})0;",
             "continue;", "}"]
