@@ -29,6 +29,8 @@ class Recorder:
     """An ops handler (``ops.Ops``) that builds no text: loads and math are opaque names;
     ``lookup`` of a group-computed value at an unbound index stops the run."""
 
+    simd = False  # no pragmas to choose: a body takes its plain (scalar) path
+
     def __init__(self, buffers: dict[int, str], owned: set[int]) -> None:
         self.realized = buffers
         self.owned = owned
@@ -67,6 +69,9 @@ class Recorder:
 
     def min_nan(self, a: str, b: str) -> str:
         return self.fresh("f")
+
+    def in_simd_loop(self) -> bool:
+        return False
 
     def bind(self, node: Node, key: list[Ix]) -> None:
         self.bound.setdefault(node.id, []).append(key)

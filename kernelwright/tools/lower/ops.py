@@ -22,6 +22,7 @@ class Ops(Protocol):
     """What a node's ``compute``/``load`` may ask of the kernel being built."""
 
     realized: dict[int, str]  # node id -> buffer name of nodes other kernels compute
+    simd: bool  # whether the target marks vectorisable loops (``#pragma omp simd``)
 
     def emit(self, line: str) -> None:
         """Append one statement."""
@@ -55,4 +56,7 @@ class Ops(Protocol):
 
     def min_nan(self, a: str, b: str) -> str:
         """Minimum that propagates NaN as torch does."""
+
+    def in_simd_loop(self) -> bool:
+        """Whether the statement emitted next lies inside a loop marked for SIMD."""
 

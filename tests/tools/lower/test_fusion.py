@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lower_helpers import check_lowered, task
+from lower_helpers import check_lowered, task, task_file
 
 from kernelwright.tools.lower import lower_task, program
 from kernelwright.tools.lower.backends import codegen_for
@@ -47,3 +47,30 @@ def test_codegen_registry_is_case_insensitive_and_names_the_choices():
     assert "-fno-trapping-math" in codegen_for("Cpp").compile_options
     with pytest.raises(ValueError, match="choose one of: .*cuda"):
         codegen_for("metal")
+
+
+POOL_OF_SOFTMAX = '''
+import torch
+from torch.nn import functional as F
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return F.max_pool2d(torch.softmax(x, -1), 2, 2)
+
+def get_inputs():
+    return [torch.randn(2, 3, 4, 4)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_pool_member_is_checked_under_the_recorder(tmp_path, no_emission_splits):
+    # the pool's output has as many elements as the softmax has rows, so the scheduler
+    # offers it as the rows group's outer member; the legality check runs the pool's window
+    # body, which asks the handler about SIMD (UNetSoftmax of KernelBench level 3 crashed here)
+    prog = lower_task(task_file(tmp_path, "pool_of_softmax", POOL_OF_SOFTMAX), "cpp")
+    var = prog.variants[0]
+    real = var.sched.realized | {i.id for i in var.graph.user_inputs if i is not None}
+    assert all(fusable(g, real) for g in var.sched.groups)
+    check_lowered(prog)
