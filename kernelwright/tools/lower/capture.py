@@ -94,20 +94,79 @@ class Captured:
 
 
 def capture(model: torch.nn.Module, inputs: list[Any]) -> Captured:
-    """Export ``model`` on ``inputs`` in its current mode and decompose to core ATen."""
-    args = tuple(inputs)
+    """Export ``model`` on ``inputs`` in its current mode and decompose to core ATen.
+
+    Tensors held as plain module attributes are registered as non-persistent buffers first:
+    torch.export then reports a forward that reassigns one (an RNN cell's ``self.hidden``)
+    as a buffer mutation, where it would refuse an in-place write to a constant and silently
+    bake in the first call's value of a reassigned one. The capture holds only if no output
+    reads a buffer's value from before the call."""
+    attributes = _tensor_attributes(model)
+    for owner, name in attributes:
+        value = owner.__dict__.pop(name)
+        owner.register_buffer(name, value, persistent=False)
     try:
-        with warnings.catch_warnings():
-            # torch's own deprecation inside export (its pytree LeafSpec), not the user's code
-            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
-            with torch.no_grad():
-                ep = torch.export.export(model, args, strict=False)
-            ep = ep.run_decompositions(decomposition_table())
-            fold_attention(ep.graph_module, constant_values(ep))
+        ep = _export(model, inputs)
     except Exception as exc:
         raise LoweringError(
             f"torch.export could not capture the reference ({type(exc).__name__}: "
             f"{str(exc)[:600]}). Make forward traceable: no data-dependent Python control "
-            "flow, no .item()/.tolist() on tensors, no in-place ops on inputs."
-        ) from exc
+            "flow, no .item()/.tolist() on tensors, no in-place ops on inputs.") from exc
+    _refuse_carried_state(ep)
     return Captured(ep, model.training)
+
+
+def _export(model: torch.nn.Module, inputs: list[Any]) -> Any:
+    with warnings.catch_warnings():
+        # torch's own deprecation inside export (its pytree LeafSpec), not the user's code
+        warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+        with torch.no_grad():
+            ep = torch.export.export(model, tuple(inputs), strict=False)
+        ep = ep.run_decompositions(decomposition_table())
+        fold_attention(ep.graph_module, constant_values(ep))
+    return ep
+
+
+def _tensor_attributes(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str]]:
+    """(owner, attribute) of every tensor held as a plain module attribute."""
+    return [(mod, name) for mod in model.modules()
+            for name, value in list(vars(mod).items())
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)]
+
+
+def _refuse_carried_state(ep: Any) -> None:
+    """Fail if an output depends on a buffer's value that an earlier call wrote (a running
+    statistic that only the update reads is fine)."""
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    sig = ep.graph_signature
+    mutated = set(sig.buffers_to_mutate.values())
+    graph = ep.graph_module.graph
+    results = next(n for n in graph.nodes if n.op == "output").args[0]
+    needed = _ancestors([v for spec, v in zip(sig.output_specs, results, strict=True)
+                         if spec.kind == OutputKind.USER_OUTPUT])
+    for spec in sig.input_specs:
+        if (spec.kind == InputKind.BUFFER and spec.target in mutated
+                and spec.arg.name in needed):
+            raise LoweringError(
+                f"the reference keeps state across calls: forward reads self.{spec.target} "
+                "and then reassigns it, so each output depends on the calls before it. "
+                f"Pass the state in as an input (or overwrite self.{spec.target} from an "
+                "input before reading it) and return the new state.")
+
+
+def _ancestors(roots: list[Any]) -> set[str]:
+    """Names of the graph nodes whose values ``roots`` are computed from. ``copy(dst, src)``
+    takes only ``dst``'s shape and dtype: a state overwritten from an input is not read."""
+    seen: set[str] = set()
+    stack = [r for r in roots if hasattr(r, "all_input_nodes")]
+    while stack:
+        node = stack.pop()
+        if node.name in seen:
+            continue
+        seen.add(node.name)
+        preds = node.all_input_nodes
+        if node.target is torch.ops.aten.copy.default:
+            preds = [a for a in node.args[1:] if hasattr(a, "all_input_nodes")]
+        stack.extend(preds)
+    return seen

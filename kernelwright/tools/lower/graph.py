@@ -58,8 +58,11 @@ def build_graph(cap: Captured, constants: dict[str, torch.Tensor]) -> LoweredGra
                 if spec.kind == InputKind.USER_INPUT:
                     user.append(None)
                 continue
+            # a non-persistent buffer is not in the state_dict the harness loads: its value
+            # is folded in like a lifted constant
             role = {InputKind.USER_INPUT: "user", InputKind.PARAMETER: "param",
-                    InputKind.BUFFER: "param"}.get(spec.kind, "const")
+                    InputKind.BUFFER: "param" if spec.persistent else "const",
+                    }.get(spec.kind, "const")
             inp = make_input(val.shape, val.dtype, role, spec.target or fx_node.name,
                              f"in_{fx_node.name}")
             b.values[fx_node] = inp
