@@ -129,6 +129,20 @@ def _slice(b: Builder, n: fx.Node):
         idx[:dim] + [idx[dim] * step + start] + idx[dim + 1:]))
 
 
+@register("unfold", "unfold_copy")
+def _unfold(b: Builder, n: fx.Node):
+    """``x.unfold(dim, size, step)``: windows of ``dim`` as a new last dim; element
+    ``[..., w, ..., j]`` is ``x[..., w * step + j, ...]``."""
+    x = b.arg(n.args[0])
+    dim = _norm(n.args[1], max(1, len(x.shape)))
+    step = n.args[3]
+    shape, _ = b.out_spec(n)
+    if not x.shape:  # a 0-d tensor unfolds to one window of itself
+        return b.view_of(x, shape, None, lambda k, idx: [])
+    return b.view_of(x, shape, None, lambda k, idx: (
+        idx[:dim] + [idx[dim] * step + idx[-1]] + idx[dim + 1:-1]))
+
+
 @register("flip")
 def _flip(b: Builder, n: fx.Node):
     x = b.arg(n.args[0])

@@ -345,5 +345,6 @@ def _random(b: Builder, n: fx.Node):
 
     raise LoweringError(
         f"operator {n.target} draws random numbers, which no kernel can match bit for bit: "
-        "put the model in eval mode (dropout off) or remove the random operator"
+        "put the model in eval mode (dropout off), pass the random tensor in as an input, or "
+        "remove the random operator"
     )
