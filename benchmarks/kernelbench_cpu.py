@@ -7,8 +7,12 @@ problems are not ours to ship), ready for ``benchmarks/coverage.py --tasks DIR``
 
 The rule is the same for every file, never tuned per problem:
 - the size constants are the file's module-level integer assignments of 8 or more (``batch_size``,
-  ``in_features``, ``M``...); small ones (kernel sizes, strides, groups, ``dim``) are kept;
-- while the problem's footprint (inputs, parameters and buffers, measured on the meta device) is
+  ``in_features``, ``M``...), and with ``--elements`` also the integer literals of 8 or more in
+  its module-level tuples and lists (level 3's ``input_shape = (batch_size, 3, 224, 224)``, an
+  MLP's ``layer_sizes``; off by default, so the level-1/2 samples of the README stay as they
+  were measured); small ones (kernel sizes, strides, groups, ``dim``) are kept;
+- while the problem's footprint (inputs, parameters and buffers, measured on the meta device, or
+  on the CPU where a model reads values while it is built) is
   above ``--max-mb``, the largest size value is halved, every constant holding that value at once
   (so tied sizes such as ``in_features == out_features`` stay tied); no constant goes below 8;
 - likewise while its GEMM/convolution work (torch's FLOP counter, on the meta device) is above
@@ -21,7 +25,7 @@ The sample is every ``--every``-th problem of each level by problem number, star
 on the numbering, and another offset gives a sample disjoint from the first.
 
     python benchmarks/kernelbench_cpu.py --source KernelBench/KernelBench --out /tmp/kb-cpu \\
-        [--levels 1 2] [--every 4] [--offset 0] [--max-mb 16] [--max-gflop 0.5]
+        [--levels 1 2] [--every 4] [--offset 0] [--max-mb 16] [--max-gflop 0.5] [--elements]
 """
 
 from __future__ import annotations
@@ -38,18 +42,33 @@ from torch.utils.flop_counter import FlopCounterMode
 MIN_SIZE = 8
 
 
-def size_constants(tree: ast.Module, values: dict) -> dict[str, int]:
+def size_constants(tree: ast.Module, values: dict, elements: bool = False) -> dict[str, int]:
     """Module-level names (``a = b = 64`` and ``a = 1; b = 2`` included) whose evaluated value is
-    an int of at least 8, in file order."""
-    names = [t.id for node in tree.body if isinstance(node, ast.Assign)
-             for t in node.targets if isinstance(t, ast.Name)]
-    return {n: values[n] for n in dict.fromkeys(names)
-            if type(values.get(n)) is int and values[n] >= MIN_SIZE}
+    an int of at least 8, and with ``elements`` integer literals of at least 8 inside a
+    module-level tuple or list (``input_shape = (batch_size, 3, 224, 224)``: ``input_shape[2]``,
+    ``input_shape[3]``), in file order."""
+    out: dict[str, int] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        for t in node.targets:
+            if not isinstance(t, ast.Name):
+                continue
+            value = values.get(t.id)
+            if type(value) is int and value >= MIN_SIZE:
+                out.setdefault(t.id, value)
+            elif elements and isinstance(node.value, ast.Tuple | ast.List):
+                for i, e in enumerate(node.value.elts):
+                    if isinstance(e, ast.Constant) and type(e.value) is int \
+                            and e.value >= MIN_SIZE:
+                        out.setdefault(f"{t.id}[{i}]", e.value)
+    return out
 
 
 def rewrite(source: str, sizes: dict[str, int]) -> str:
     """``source`` with each size constant assigned its new literal value where it was assigned
-    (a chained ``a = b = 64`` becomes one assignment per name)."""
+    (a chained ``a = b = 64`` becomes one assignment per name; a tuple or list element is
+    replaced in place)."""
     tree = ast.parse(source)
     body: list[ast.stmt] = []
     for node in tree.body:
@@ -59,8 +78,13 @@ def rewrite(source: str, sizes: dict[str, int]) -> str:
             body += [ast.Assign(targets=[ast.Name(t.id, ast.Store())],
                                 value=ast.Constant(sizes[t.id]) if t.id in sizes else node.value)
                      for t in targets]
-        else:
-            body.append(node)
+            continue
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) \
+                and isinstance(node.value, ast.Tuple | ast.List):
+            name = targets[0].id
+            node.value.elts = [ast.Constant(sizes[f"{name}[{i}]"]) if f"{name}[{i}]" in sizes
+                               else e for i, e in enumerate(node.value.elts)]
+        body.append(node)
     tree.body = body
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
@@ -71,24 +95,40 @@ def load(source: str) -> dict:
     return namespace
 
 
+def on_meta(measure):
+    """``measure()`` with tensors built on the meta device (nothing allocated, no arithmetic),
+    or on the CPU where the model needs real values while it is built (``.item()`` in
+    ``__init__``, as Swin's drop-path rates)."""
+    try:
+        with torch.device("meta"):
+            return measure()
+    except (NotImplementedError, RuntimeError):
+        return measure()
+
+
 def footprint_mb(namespace: dict) -> float:
-    """Bytes of inputs, parameters and buffers, built on the meta device (nothing allocated)."""
-    with torch.device("meta"):
+    """Bytes of inputs, parameters and buffers (built on the meta device where it can be)."""
+    def measure():
         model = namespace["Model"](*namespace["get_init_inputs"]())
         inputs = namespace["get_inputs"]()
-    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
-    tensors += list(model.parameters()) + list(model.buffers())
-    return sum(t.numel() * t.element_size() for t in tensors) / 2**20
+        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+        tensors += list(model.parameters()) + list(model.buffers())
+        return sum(t.numel() * t.element_size() for t in tensors) / 2**20
+
+    return on_meta(measure)
 
 
 def gflop(namespace: dict) -> float:
-    """GEMM/convolution work of one forward (torch's FLOP counter, on the meta device)."""
-    with torch.device("meta"):
+    """GEMM/convolution work of one forward (torch's FLOP counter, on the meta device where the
+    model builds there)."""
+    def measure():
         model = namespace["Model"](*namespace["get_init_inputs"]())
         inputs = namespace["get_inputs"]()
         with FlopCounterMode(display=False) as counter, torch.no_grad():
             model(*inputs)
-    return counter.get_total_flops() / 1e9
+        return counter.get_total_flops() / 1e9
+
+    return on_meta(measure)
 
 
 def runs_on_cpu(namespace: dict) -> None:
@@ -113,16 +153,18 @@ def smaller_options(sizes: dict[str, int]) -> list[dict[str, int]]:
     return [alone] if alone == together else [alone, together]
 
 
-def scale(source: str, max_mb: float, max_gflop: float, max_steps: int = 60) -> tuple[str, str]:
+def scale(source: str, max_mb: float, max_gflop: float, max_steps: int = 60,
+          elements: bool = False) -> tuple[str, str]:
     """The scaled source and a one-line account of what changed (or ValueError with why not)."""
     original = load(source)
-    sizes = size_constants(ast.parse(source), original)
+    sizes = size_constants(ast.parse(source), original, elements)
+    published = dict(sizes)
     scaled, namespace = source, original
-    footprint_mb(namespace)  # the problem as published must build on the meta device
+    footprint_mb(namespace)  # the problem as published must build
     for _ in range(max_steps):
         if footprint_mb(namespace) <= max_mb and gflop(namespace) <= max_gflop:
             runs_on_cpu(namespace)
-            changed = {n: f"{original[n]}->{v}" for n, v in sizes.items() if v != original[n]}
+            changed = {n: f"{published[n]}->{v}" for n, v in sizes.items() if v != published[n]}
             return scaled, ", ".join(f"{n} {c}" for n, c in changed.items()) or "unchanged"
         for option in smaller_options(sizes):
             try:
@@ -155,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="start at this position of the numbering (0 is problem 1)")
     parser.add_argument("--max-mb", type=float, default=16.0)
     parser.add_argument("--max-gflop", type=float, default=0.5)
+    parser.add_argument("--elements", action="store_true",
+                        help="also scale int literals in module-level tuples and lists")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     written = skipped = 0
@@ -167,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in problems:
             name = f"level{level}_{path.stem}"
             try:
-                scaled, account = scale(path.read_text(), args.max_mb, args.max_gflop)
+                scaled, account = scale(path.read_text(), args.max_mb, args.max_gflop,
+                                        elements=args.elements)
             except Exception as exc:  # noqa: BLE001 - one problem's failure is a line, not the end
                 print(f"skip {name}: {exc}")
                 skipped += 1
