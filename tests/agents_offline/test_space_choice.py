@@ -100,3 +100,58 @@ def test_in_process_timing_stores_outputs_as_the_harness_does():
     dense, total = stored.slots
     assert dense.is_contiguous() and torch.equal(dense, 6 * x)
     assert torch.equal(total, (3 * x).sum())
+
+
+ALIKE = '''
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.steps = nn.ModuleList(nn.Linear(32, 32) for _ in range(3))
+        self.head = nn.Linear(32, 16)
+
+    def forward(self, x):
+        for step in self.steps:  # an unrolled recurrence: one GEMM shape, three times
+            x = torch.relu(step(x))
+        return self.head(x)
+
+def get_inputs():
+    return [torch.randn(24, 32)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_alike_groups_are_chosen_once_and_set_together(tmp_path):
+    from kernelwright.tools.lower import lower_task
+
+    path = tmp_path / "alike.py"
+    path.write_text(ALIKE)
+    prog = lower_task(Task.from_path(path), "cpp")
+    gemms = [f"g{i}" for i, g in enumerate(prog.variants[0].sched.groups) if g.kind == "gemm"]
+    assert len(gemms) == 4
+    steps, head = gemms[:3], gemms[3]
+    trials = []
+
+    def timer(p):  # the steps are fastest as our kernel, the head as the fused library call
+        trials.append(p.params)
+        assert len({p.params[f"{g}.impl"] for g in steps}) == 1  # set together in each trial
+        total = 1e-3
+        total += 0.0 if p.params[f"{steps[0]}.impl"] == "kernel" else 1e-3
+        fused = (p.params[f"{head}.impl"], p.params.get(f"{head}.vform")) == ("vendor", "fused")
+        total += 0.0 if fused else 1e-3
+        return total, 0.0
+
+    params, groups, _ = choose_spaces(prog, timer)
+    # each class's three options once (a setting timed before is not timed again); group by
+    # group it would be 4 x 3
+    assert len(trials) <= 3 + 3
+    by_name = {g.group: g for g in groups}
+    assert [by_name[g].form for g in steps] == ["our kernel"] * 3
+    assert "3 alike groups" in by_name[steps[1]].why
+    assert by_name[head].form == "oneDNN call with bias/activation post-ops"
+    assert "alike" not in by_name[head].why
+    assert all(params[f"{g}.impl"] == "kernel" for g in steps)

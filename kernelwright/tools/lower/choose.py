@@ -13,6 +13,7 @@ interference only ever adds time.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import types
 from collections.abc import Callable
@@ -23,6 +24,7 @@ import torch
 from kernelwright.spec import GroupSpace, ImplementationSpace
 from kernelwright.tools import allocator
 from kernelwright.tools.lower.backends import codegen_for
+from kernelwright.tools.lower.ir import Node
 from kernelwright.tools.lower.space import has_library_form
 
 Timer = Callable[[Any], tuple[float, float]]
@@ -63,19 +65,26 @@ def choose_spaces(prog: Any, timer: Timer | None = None
     def timed(p: dict[str, Any]) -> tuple[float, float]:
         return timed_all([p])[0]
 
-    for gi, grp in enumerate(prog.variants[0].sched.groups):
-        pre = f"g{gi}."
+    chosen: dict[int, GroupSpace] = {}
+    sched_groups = prog.variants[0].sched.groups
+    for members in _alike(prog).values():
+        first, grp = members[0], sched_groups[members[0]]
+        pre = f"g{first}."
         if f"{pre}impl" not in prog.space:
-            groups.append(_fixed(gi, grp.kind, prog))
+            chosen.update({gi: _fixed(gi, grp.kind, prog) for gi in members})
             continue
         library = ["fused", "blas"] if f"{pre}vform" in prog.space else ["vendor"]
         if f"{pre}vlayout" in prog.space:
             library += [f"{lb}_cl" for lb in library]
         labels = ["kernel"] + library
-        trials = [{**params, **{pre + k: v for k, v in _OPTIONS[lb][0].items()}} for lb in labels]
+
+        def setting(label: str, members=members) -> dict[str, Any]:
+            return {f"g{gi}.{k}": v for gi in members for k, v in _OPTIONS[label][0].items()}
+
+        trials = [{**params, **setting(lb)} for lb in labels]
         times = {lb: t for lb, (t, _) in zip(labels, timed_all(trials), strict=True)}
         best = min(labels, key=lambda lb: times[lb])
-        params.update({pre + k: v for k, v in _OPTIONS[best][0].items()})
+        params.update(setting(best))
         _, space, form = _OPTIONS[best]
         ms = {f"{_OPTIONS[lb][1].value} ({_OPTIONS[lb][2]})": round(times[lb] * 1e3, 4)
               for lb in labels}
@@ -83,11 +92,57 @@ def choose_spaces(prog: Any, timer: Timer | None = None
                            if lb != best)
         why = (f"measured on the nominal inputs: {form} {times[best] * 1e3:.3f} ms, "
                f"fastest of {len(labels)} (vs {others})")
-        groups.append(GroupSpace(group=f"g{gi}", kind=grp.kind, space=space, form=form,
-                                 why=why, timings_ms=ms))
+        if len(members) > 1:
+            why += (f"; chosen once for the {len(members)} alike groups "
+                    f"{_names(members)}, each set the same way in every trial")
+        for gi in members:
+            chosen[gi] = GroupSpace(group=f"g{gi}", kind=grp.kind, space=space, form=form,
+                                    why=why, timings_ms=ms)
+    groups = [chosen[gi] for gi in range(len(sched_groups))]
     total, library = timed(params)
     share = None if total <= 0 else max(0.0, min(1.0, 1.0 - library / total))
     return params, groups, share
+
+
+def _alike(prog: Any) -> dict[tuple, list[int]]:
+    """Group indices by what the choice depends on, in order of first appearance: the kind,
+    each member's class and measurable fields (shapes, GEMM sizes, strides, the shapes it
+    reads) and the options the space offers the group. An RNN unrolled over 64 steps has 64
+    GEMMs of one shape; timing each apart rebuilt the whole program 3 times per step."""
+    out: dict[tuple, list[int]] = {}
+    for gi, grp in enumerate(prog.variants[0].sched.groups):
+        pre = f"g{gi}."
+        options = tuple(sorted((k[len(pre):], tuple(v)) for k, v in prog.space.items()
+                               if k.startswith(pre)))
+        key = (grp.kind, tuple(_node_key(n) for n in grp.nodes), options)
+        out.setdefault(key, []).append(gi)
+    return out
+
+
+def _node_key(node: Any) -> tuple:
+    fields = tuple((f.name, _plain(getattr(node, f.name))) for f in dataclasses.fields(node)
+                   if f.name not in ("name", "id"))
+    return (type(node).__name__, fields)
+
+
+def _plain(value: Any) -> Any:
+    """A comparable stand-in: a node by its shape and dtype, element functions by kind only."""
+    if isinstance(value, Node):
+        return ("node", tuple(value.shape), str(value.dtype))
+    if isinstance(value, tuple | list):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _plain(v)) for k, v in value.items()))
+    if value is None or isinstance(value, int | float | str | bool):
+        return value
+    if isinstance(value, torch.dtype):
+        return str(value)
+    return type(value).__name__
+
+
+def _names(members: list[int]) -> str:
+    names = [f"g{gi}" for gi in members]
+    return ", ".join(names) if len(names) <= 6 else f"{', '.join(names[:5])}, ... {names[-1]}"
 
 
 def _fixed(gi: int, kind: str, prog: Any) -> GroupSpace:
