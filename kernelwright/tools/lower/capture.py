@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -157,7 +158,9 @@ def _refuse_carried_state(ep: Any) -> None:
 
 def _ancestors(roots: list[Any]) -> set[str]:
     """Names of the graph nodes whose values ``roots`` are computed from. ``copy(dst, src)``
-    takes only ``dst``'s shape and dtype: a state overwritten from an input is not read."""
+    takes only ``dst``'s shape and dtype: a state overwritten from an input is not read; and
+    training-mode batch norm's normalised output does not read the running statistics it
+    updates (its results 3 and 4)."""
     seen: set[str] = set()
     stack = [r for r in roots if hasattr(r, "all_input_nodes")]
     while stack:
@@ -167,6 +170,18 @@ def _ancestors(roots: list[Any]) -> set[str]:
         seen.add(node.name)
         preds = node.all_input_nodes
         if node.target is torch.ops.aten.copy.default:
-            preds = [a for a in node.args[1:] if hasattr(a, "all_input_nodes")]
-        stack.extend(preds)
+            preds = node.args[1:]
+        elif node.target is operator.getitem and _batch_stats_only(node):
+            source = node.args[0]
+            seen.add(source.name)
+            preds = [a for i, a in enumerate(source.args) if i not in (3, 4)]
+        stack.extend(p for p in preds if hasattr(p, "all_input_nodes"))
     return seen
+
+
+def _batch_stats_only(item: Any) -> bool:
+    """Whether ``item`` is output 0-2 of training-mode functional batch norm."""
+    source = item.args[0]
+    return (getattr(source, "target", None)
+            is torch.ops.aten._native_batch_norm_legit_functional.default
+            and item.args[1] < 3 and len(source.args) > 5 and source.args[5] is True)

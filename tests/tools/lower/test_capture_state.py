@@ -90,3 +90,22 @@ class Model(torch.nn.Module):
 def test_state_carried_across_calls_is_refused_by_name(tmp_path, source):
     with pytest.raises(LoweringError, match=r"keeps state across calls.*self\.total"):
         lower_task(task_file(tmp_path, "carried_state", source), "cpp")
+
+
+TRAINING_NORM = '''
+import torch
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.BatchNorm1d(8)
+
+    def forward(self, x, y):
+        return self.norm(x) + y
+''' + TAIL
+
+
+def test_running_statistics_updated_in_training_are_not_carried_state(tmp_path):
+    # the update reads the old running mean; the normalised output reads batch statistics
+    prog = lower_task(task_file(tmp_path, "training_norm", TRAINING_NORM), "cpp")
+    check_lowered(prog, training=True)
