@@ -26,6 +26,7 @@ from kernelwright.tools.lower.graph import LoweredGraph, build_graph, constants_
 from kernelwright.tools.lower.ir import Input, Pointwise
 from kernelwright.tools.lower.runtime import _signature, encode_tensor
 from kernelwright.tools.lower.schedule import Group, Schedule, schedule
+from kernelwright.tools.lower.shared_kernels import share_identical
 from kernelwright.tools.lower.space import choose_defaults, group_space
 from kernelwright.tools.lower.split_reduce import split_wide_reductions
 from kernelwright.tools.lower.vendor import (
@@ -106,8 +107,10 @@ def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
     lines += prog.notes
     parts.append("// [EVOLVE_START] kernels: keep names and argument lists (the plans launch "
                  "them)")
-    for vi, var in enumerate(prog.variants):
-        kernels, plan = emit_variant(var, vi, prog)
+    emitted = [emit_variant(var, vi, prog) for vi, var in enumerate(prog.variants)]
+    shared = (share_identical([k for k, _ in emitted], [p for _, p in emitted])
+              if codegen_for(prog.backend).shares_kernels else 0)
+    for vi, (var, (kernels, plan)) in enumerate(zip(prog.variants, emitted, strict=True)):
         parts += [k.text for k in kernels if k.text]
         plans[var.key] = plan
         if vi == 0:
@@ -115,6 +118,9 @@ def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
             for k in kernels:
                 lines.append(f"    {k.name}: {k.info['kind']} over {k.units} units "
                              f"x wg {k.local} -> {', '.join(k.info['nodes'])}")
+            if shared:
+                lines.append(f"    {shared} kernel(s) launch the code of an identical one "
+                             "(only their buffers differ), emitted once")
             lines += [f"    {ln}" for ln in plan.pop("why", [])]
         else:
             plan.pop("why", None)

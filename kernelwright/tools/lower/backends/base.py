@@ -47,6 +47,8 @@ class Codegen(ABC):
     body_depth: ClassVar[int] = 1  # indentation of kernel bodies inside the wrapper
     simd_loops: ClassVar[bool] = False  # mark row loops OpenMP simd
     cooperative_rows: ClassVar[bool] = True  # rows may run one work-group per row
+    # kernels identical but for their buffers launch one emitted function (shared_kernels.py)
+    shares_kernels: ClassVar[bool] = False
     # default strategy of a row group whose reduced run ends with the contiguous last dim
     contiguous_rows: ClassVar[str] = "lanes"
     subgroup_size: ClassVar[int] = 32  # work-group of strategy=subgroup

@@ -71,6 +71,7 @@ class CppCodegen(Codegen):
     vendor_library = True  # host BLAS / oneDNN through torch
     body_depth = 2
     simd_loops = True
+    shares_kernels = True
     cooperative_rows = False  # one thread per row; the row is a simd loop
     gemm_tile = (4, 16)
 
