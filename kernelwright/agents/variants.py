@@ -133,8 +133,8 @@ def _launch_defines(source: str, shared: str) -> str:
     if not steps or not ("sycl" in _backend(source) or "cuda" in _backend(source)):
         return ""
     have = set(re.findall(r"KW_LOCAL_(\w+)", shared))
-    return "\n".join(f"#define KW_LOCAL_{s['kernel']} {s['local']}" for s in steps
-                     if s["kernel"] not in have)
+    local = {s["kernel"]: s["local"] for s in steps if s["kernel"] not in have}
+    return "\n".join(f"#define KW_LOCAL_{name} {size}" for name, size in local.items())
 
 
 def _named_strides(template: str, defines: str) -> str:

@@ -59,8 +59,10 @@ def _suffix(name: str) -> str:
 
 
 def _canonical(k: KernelSource) -> str:
-    """The text with the kernel's name and its parameters' names replaced by positions."""
+    """The launch shape and the text with the kernel's name and its parameters' names
+    replaced by positions (a shared kernel keeps one work-group size: ``KW_LOCAL_<kernel>``)."""
     names = {k.name: "KW_SELF", **{a: f"KW_ARG{i}" for i, a in enumerate(k.args)}}
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names, key=len,
                                                                   reverse=True))) + r")\b")
-    return pattern.sub(lambda m: names[m.group(1)], k.text)
+    return f"{k.units} {k.local} {k.cooperative}\n" + pattern.sub(lambda m: names[m.group(1)],
+                                                                  k.text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from lower_helpers import check_lowered, plan_steps, task_file
 
 from kernelwright.agents.variants import view_of
@@ -32,18 +33,19 @@ def get_init_inputs():
 '''
 
 
-def test_alike_layers_share_one_kernel_in_every_variant(tmp_path):
-    prog = lower_task(task_file(tmp_path, "stack", STACK), "cpp")
-    defined = re.findall(r'extern "C" void (k\d+_\w+)\(', prog.source)
-    steps = plan_steps(prog)
-    launched = [s["kernel"] for s in steps if "kernel" in s]
-    assert len(launched) == 4 and len(set(launched)) == 2  # three layers, one head
+@pytest.mark.parametrize("backend", ["cpp", pytest.param("sycl", marks=pytest.mark.requires_sycl)])
+def test_alike_layers_share_one_kernel_in_every_variant(tmp_path, backend):
+    prog = lower_task(task_file(tmp_path, "stack", STACK), backend)
+    defined = re.findall(r"\bvoid (k\d+_\w+)\(", prog.source)
+    launched = [s["kernel"] for s in plan_steps(prog) if "kernel" in s]
+    # three alike layers (each one kernel, or a GEMM and its epilogue's), then the head
+    assert len(set(launched)) <= len(launched) - 2
     assert set(launched) <= set(defined)
-    variants = len(prog.variants)
-    assert len(defined) == 2 * variants  # each variant: the layer kernel and the head's
-    assert len({tuple(s["args"]) for s in steps if s["kernel"] == launched[0]}) == 3
+    assert len(defined) == len(set(launched)) * len(prog.variants)
     assert "launch the code of an identical one" in prog.describe()
     check_lowered(prog)
-    view = view_of(prog.candidate.source)  # the coder's view still aligns the variants
-    assert view is not None and view.variants == variants
-    assert view.module(view.text).split() == prog.candidate.source.split()  # writes it back
+    if backend == "cpp":  # the coder's view still aligns the variants (this model's SYCL
+        # variants differ beyond their integers: it has no view, shared or not)
+        view = view_of(prog.candidate.source)
+        assert view is not None and view.variants == len(prog.variants)
+        assert view.module(view.text).split() == prog.candidate.source.split()

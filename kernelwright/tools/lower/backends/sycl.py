@@ -43,6 +43,7 @@ class SyclCodegen(Codegen):
     dialect = SYCL
     vendor_library = True  # host BLAS / oneDNN on the device's shared (zero-copy) memory
     launch_modes = ("chain", "steps")
+    shares_kernels = True
     subgroup_size = SUB_GROUP
     subgroup_kernels = True
     # a sub-group per contiguous row, its lanes on neighbouring elements: the device's
