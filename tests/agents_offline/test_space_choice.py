@@ -102,34 +102,10 @@ def test_in_process_timing_stores_outputs_as_the_harness_does():
     assert torch.equal(total, (3 * x).sum())
 
 
-ALIKE = '''
-import torch
-from torch import nn
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.steps = nn.ModuleList(nn.Linear(32, 32) for _ in range(3))
-        self.head = nn.Linear(32, 16)
-
-    def forward(self, x):
-        for step in self.steps:  # an unrolled recurrence: one GEMM shape, three times
-            x = torch.relu(step(x))
-        return self.head(x)
-
-def get_inputs():
-    return [torch.randn(24, 32)]
-
-def get_init_inputs():
-    return []
-'''
-
-
-def test_alike_groups_are_chosen_once_and_set_together(tmp_path):
+def test_alike_groups_are_chosen_once_and_set_together():
     from kernelwright.tools.lower import lower_task
 
-    path = tmp_path / "alike.py"
-    path.write_text(ALIKE)
+    path = Path(__file__).resolve().parents[1] / "tools" / "lower" / "tasks" / "alike_layers.py"
     prog = lower_task(Task.from_path(path), "cpp")
     gemms = [f"g{i}" for i, g in enumerate(prog.variants[0].sched.groups) if g.kind == "gemm"]
     assert len(gemms) == 4
