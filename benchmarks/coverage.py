@@ -46,6 +46,7 @@ import statistics
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
@@ -341,6 +342,10 @@ def main(argv: list[str] | None = None) -> int:
             run(task, args.backend, settings, row)
         except KernelwrightError as exc:  # one task's failure is a row, not the end
             row.error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a bug is a row too, named as one
+            at = traceback.extract_tb(exc.__traceback__)[-1]
+            row.error = (f"internal error, please report: {type(exc).__name__}: {exc} "
+                         f"({at.filename}:{at.lineno})")
         row.seconds = time.perf_counter() - started
         rows.append(row)
         loads.append(os.getloadavg()[0])

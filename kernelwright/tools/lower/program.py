@@ -108,8 +108,8 @@ def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
     parts.append("// [EVOLVE_START] kernels: keep names and argument lists (the plans launch "
                  "them)")
     emitted = [emit_variant(var, vi, prog) for vi, var in enumerate(prog.variants)]
-    shared = (share_identical([k for k, _ in emitted], [p for _, p in emitted])
-              if codegen_for(prog.backend).shares_kernels else 0)
+    if codegen_for(prog.backend).shares_kernels:
+        share_identical([k for k, _ in emitted], [p for _, p in emitted])
     for vi, (var, (kernels, plan)) in enumerate(zip(prog.variants, emitted, strict=True)):
         parts += [k.text for k in kernels if k.text]
         plans[var.key] = plan
@@ -118,9 +118,6 @@ def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
             for k in kernels:
                 lines.append(f"    {k.name}: {k.info['kind']} over {k.units} units "
                              f"x wg {k.local} -> {', '.join(k.info['nodes'])}")
-            if shared:
-                lines.append(f"    {shared} kernel(s) launch the code of an identical one "
-                             "(only their buffers differ), emitted once")
             lines += [f"    {ln}" for ln in plan.pop("why", [])]
         else:
             plan.pop("why", None)
@@ -144,7 +141,8 @@ def emit_variant(var: Variant, vi: int, prog: LoweredProgram):
     while i < len(groups):
         grp = groups[i]
         params = _group_params(prog.params, gi_of(grp, sched))
-        if params.get("impl") == "vendor":
+        # named by the nominal variant's group numbers: another mode's may differ in kind
+        if params.get("impl") == "vendor" and grp.kind in ("gemm", "attention", "conv"):
             make = {"gemm": vendor_step, "attention": vendor_attention,
                     "conv": partial(vendor_conv, channels_last=params.get("vlayout") == "cl")
                     }[grp.kind]

@@ -21,8 +21,8 @@ from kernelwright.tools.lower.emit.common import KernelSource
 def share_identical(variants: list[list[Any]], plans: list[dict[str, Any]]) -> int:
     """Drop the text of every kernel identical to an earlier one of its variant and point its
     launches at that one; ``variants`` are the kernels (and vendor steps) of each variant in
-    order, named ``k<variant>_<rest>``; ``plans`` their launch plans. Returns how many
-    kernels of each variant now share another's code."""
+    order, named ``k<variant>_<rest>``; ``plans`` their launch plans (the first gets a
+    note). Returns how many kernels of each variant now share another's code."""
     keys: list[dict[str, str]] = [
         {_suffix(k.name): _canonical(k) for k in kernels if _own(k)} for kernels in variants]
     common = set.intersection(*(set(k) for k in keys)) if keys else set()
@@ -39,6 +39,8 @@ def share_identical(variants: list[list[Any]], plans: list[dict[str, Any]]) -> i
             first[key] = suffix
     if not alias:
         return 0
+    plans[0].setdefault("why", []).insert(0, f"{len(alias)} kernel(s) launch the code of an "
+                                             "identical one (only their buffers differ)")
     for vi, (kernels, plan) in enumerate(zip(variants, plans, strict=True)):
         for k in kernels:
             if _own(k) and _suffix(k.name) in alias:

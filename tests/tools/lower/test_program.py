@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
-from lower_helpers import check_lowered, task
+from lower_helpers import check_lowered, task, task_file
 from torch import nn
 
 from kernelwright.errors import LoweringError
@@ -82,3 +84,22 @@ def test_lowering_uses_the_module_the_task_already_imported(monkeypatch):
     monkeypatch.setattr(Task, "load_module", second_import)
     program = lower_task(t, "cpp")
     assert program.source
+
+
+def test_library_choice_of_a_train_mode_group_leaves_eval_mode_groups_alone(tmp_path):
+    # train: conv, rows (batch-norm statistics), conv, rows (softmax), conv; eval folds the
+    # batch norm: conv, conv, rows, conv. Group parameters are named by the nominal (train)
+    # variant's numbers, so g2's library call met eval's softmax rows (KeyError: 'rows',
+    # KernelBench level 3 UNetSoftmax)
+    text = (Path(__file__).parent / "tasks" / "conv_bn.py").read_text().replace(
+        "return torch.relu(self.bn(self.conv(x)))",
+        "return self.head(torch.softmax(self.conv2(self.bn(self.conv(x))), -1))").replace(
+        "self.bn = nn.BatchNorm2d(8)",
+        "self.bn = nn.BatchNorm2d(8)\n        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)\n"
+        "        self.head = nn.Conv2d(8, 4, 1)")
+    prog = lower_task(task_file(tmp_path, "bn_softmax", text), "cpp")
+    kinds = {v.key.split("|")[0]: [g.kind for g in v.sched.groups] for v in prog.variants}
+    assert kinds["train"][2] == "conv" and kinds["eval"][2] == "rows"
+    vendor = prog.with_params({k: "vendor" for k in prog.space if k.endswith(".impl")})
+    check_lowered(vendor, training=True)
+    check_lowered(vendor, training=False)
