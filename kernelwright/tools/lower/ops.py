@@ -59,4 +59,3 @@ class Ops(Protocol):
 
     def in_simd_loop(self) -> bool:
         """Whether the statement emitted next lies inside a loop marked for SIMD."""
-
