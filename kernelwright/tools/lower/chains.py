@@ -106,7 +106,9 @@ class CppChain:
         self.consts = consts
         lib = ctypes.CDLL(str(owner._kernels.build.artifact))
         self.calls: list[Any] = []
+        self.offsets: list[list[int] | None] = []  # bytes per argument (shared_kernels.py)
         for s in plan["steps"]:
+            self.offsets.append(s.get("offsets"))
             if "vendor" in s:  # a library call: (call, output slot)
                 self.calls.append(prepare_vendor(s, slot))
                 continue
@@ -123,21 +125,21 @@ class CppChain:
         if not self.bound and not any(self.vendor):
             outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
             ptrs = [x.data_ptr() for x in xs] + self.fixed + [o.data_ptr() for o in outs]
-            for fn, idx in self.calls:
-                fn(*[ptrs[i] for i in idx])
+            for (fn, idx), off in zip(self.calls, self.offsets, strict=True):
+                fn(*_pointers(ptrs, idx, off))
             return outs[0] if self.single else tuple(outs)
         outs = [_EMPTY if i in self.bound else torch.empty(s, dtype=d)
                 for i, (s, d) in enumerate(self.outputs)]
         tensors = xs + self.state + self.consts + self.temps + outs
         ptrs = None
-        for (fn, idx), vendor in zip(self.calls, self.vendor, strict=True):
+        for (fn, idx), vendor, off in zip(self.calls, self.vendor, self.offsets, strict=True):
             if vendor:
                 tensors[idx] = fn(tensors)
                 ptrs = None
                 continue
             if ptrs is None:
                 ptrs = [t.data_ptr() for t in tensors]
-            fn(*[ptrs[i] for i in idx])
+            fn(*_pointers(ptrs, idx, off))
         outs = tensors[len(tensors) - len(self.outputs):]
         return outs[0] if self.single else tuple(outs)
 
@@ -160,3 +162,10 @@ def _bound_outputs(plan: dict[str, Any], slot: dict[str, int], first: int) -> se
         else:
             touched |= set(s["args"])
     return bound
+
+
+def _pointers(ptrs: list[int], idx: list[int], offsets: list[int] | None) -> list[int]:
+    """A kernel's argument pointers, each moved by its step's byte offset (if any)."""
+    if offsets is None:
+        return [ptrs[i] for i in idx]
+    return [ptrs[i] + o for i, o in zip(idx, offsets, strict=True)]

@@ -108,8 +108,8 @@ def emit_program(prog: LoweredProgram) -> tuple[str, dict[str, Any], list[str]]:
     parts.append("// [EVOLVE_START] kernels: keep names and argument lists (the plans launch "
                  "them)")
     emitted = [emit_variant(var, vi, prog) for vi, var in enumerate(prog.variants)]
-    if codegen_for(prog.backend).shares_kernels:
-        share_identical([k for k, _ in emitted], [p for _, p in emitted])
+    if (cg := codegen_for(prog.backend)).shares_kernels:
+        share_identical([k for k, _ in emitted], [p for _, p in emitted], cg.launch_offsets)
     for vi, (var, (kernels, plan)) in enumerate(zip(prog.variants, emitted, strict=True)):
         parts += [k.text for k in kernels if k.text]
         plans[var.key] = plan

@@ -49,6 +49,7 @@ class Codegen(ABC):
     cooperative_rows: ClassVar[bool] = True  # rows may run one work-group per row
     # kernels identical but for their buffers launch one emitted function (shared_kernels.py)
     shares_kernels: ClassVar[bool] = False
+    launch_offsets: ClassVar[bool] = False  # its runner adds a step's ``offsets`` to pointers
     # default strategy of a row group whose reduced run ends with the contiguous last dim
     contiguous_rows: ClassVar[str] = "lanes"
     subgroup_size: ClassVar[int] = 32  # work-group of strategy=subgroup

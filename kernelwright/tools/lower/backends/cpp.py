@@ -72,6 +72,7 @@ class CppCodegen(Codegen):
     body_depth = 2
     simd_loops = True
     shares_kernels = True
+    launch_offsets = True  # CppChain
     cooperative_rows = False  # one thread per row; the row is a simd loop
     gemm_tile = (4, 16)
 
