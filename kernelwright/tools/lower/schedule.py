@@ -5,7 +5,8 @@ Rules, in order:
    reductions.
 2. A pointwise node is recomputed where it is read (fused into each reader) unless it is
    expensive and read by several nodes (cost >= 8: pooling windows, long chains), or it
-   computes an operand of an anchor (an anchor reads each operand element many times).
+   computes an operand of an anchor (an anchor reads each operand element many times), or
+   its inlined expression grows past ``INLINE_LIMIT`` (a recurrence's long chain).
 3. Reductions over the same domain (same source shape, same reduced dims) join one *row
    group* when everything they read is computed earlier or in the group (softmax: max and
    sum; layer norm: mean and variance) and the realized pointwise nodes with the domain's
@@ -36,6 +37,7 @@ from kernelwright.tools.lower.ir import (
 )
 
 RECOMPUTE_LIMIT = 8
+INLINE_LIMIT = 512  # cost units one element's recomputed expression may reach (rule 2)
 ANCHORS = (Gemm, Conv, Attention)  # read each operand element many times
 
 
@@ -87,7 +89,23 @@ def initial_realized(g: LoweredGraph, users: dict[int, list[Node]]) -> set[int]:
                 real.add(n.id)
             if any(isinstance(u, ANCHORS) for u in us) and _computes(n):
                 real.add(n.id)
+    _bound_inlining(g, real)
     return real
+
+
+def _bound_inlining(g: LoweredGraph, real: set[int]) -> None:
+    """Realize a pointwise node whose inlined expression (its cost plus its recomputed
+    inputs', counted along every path) exceeds ``INLINE_LIMIT``: an unrolled LSTM's cell
+    state, a chain of cheap steps 64 long, was recomputed whole in one 20 MB kernel."""
+    size: dict[int, int] = {}
+    for n in g.nodes:
+        if not isinstance(n, Pointwise) or n.id in real:
+            continue
+        total = n.cost + sum(size.get(d.id, 0) for d in n.deps)
+        if total > INLINE_LIMIT:
+            real.add(n.id)
+            total = 0
+        size[n.id] = total
 
 
 def epilogue_cost(grp: Group) -> int:
