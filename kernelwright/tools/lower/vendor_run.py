@@ -16,6 +16,7 @@ returns.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +41,9 @@ def _viewer(spec: list[Any] | None, slot: dict[str, int]):
     name, shape, strides, offset = spec
     i, shape, strides = slot[name], tuple(shape), tuple(strides)
     if offset == 0 and list(strides) == _contiguous_strides(list(shape)):
-        return lambda ts: ts[i].view(shape)
+        # the buffer's first elements (layer 0 of an RNN's (layers, batch, hidden) state)
+        count = math.prod(shape)
+        return lambda ts: ts[i].view(-1)[:count].view(shape)
     if (len(shape) == 2 and offset == 0
             and list(strides) == [1, shape[0]]):  # a transposed contiguous matrix
         flipped = (shape[1], shape[0])
