@@ -126,7 +126,10 @@ class CppChain:
             outs = [torch.empty(s, dtype=d) for s, d in self.outputs]
             ptrs = [x.data_ptr() for x in xs] + self.fixed + [o.data_ptr() for o in outs]
             for (fn, idx), off in zip(self.calls, self.offsets, strict=True):
-                fn(*_pointers(ptrs, idx, off))
+                if off is None:
+                    fn(*[ptrs[i] for i in idx])
+                else:
+                    fn(*_offset_pointers(ptrs, idx, off))
             return outs[0] if self.single else tuple(outs)
         outs = [_EMPTY if i in self.bound else torch.empty(s, dtype=d)
                 for i, (s, d) in enumerate(self.outputs)]
@@ -139,7 +142,10 @@ class CppChain:
                 continue
             if ptrs is None:
                 ptrs = [t.data_ptr() for t in tensors]
-            fn(*_pointers(ptrs, idx, off))
+            if off is None:
+                fn(*[ptrs[i] for i in idx])
+            else:
+                fn(*_offset_pointers(ptrs, idx, off))
         outs = tensors[len(tensors) - len(self.outputs):]
         return outs[0] if self.single else tuple(outs)
 
@@ -164,8 +170,6 @@ def _bound_outputs(plan: dict[str, Any], slot: dict[str, int], first: int) -> se
     return bound
 
 
-def _pointers(ptrs: list[int], idx: list[int], offsets: list[int] | None) -> list[int]:
-    """A kernel's argument pointers, each moved by its step's byte offset (if any)."""
-    if offsets is None:
-        return [ptrs[i] for i in idx]
+def _offset_pointers(ptrs: list[int], idx: list[int], offsets: list[int]) -> list[int]:
+    """A kernel's argument pointers, each moved by its step's byte offset."""
     return [ptrs[i] + o for i, o in zip(idx, offsets, strict=True)]

@@ -43,7 +43,11 @@ def _viewer(spec: list[Any] | None, slot: dict[str, int]):
     if offset == 0 and list(strides) == _contiguous_strides(list(shape)):
         # the buffer's first elements (layer 0 of an RNN's (layers, batch, hidden) state)
         count = math.prod(shape)
-        return lambda ts: ts[i].view(-1)[:count].view(shape)
+
+        def first(ts):
+            t = ts[i]
+            return t.view(shape) if t.numel() == count else t.view(-1)[:count].view(shape)
+        return first
     if (len(shape) == 2 and offset == 0
             and list(strides) == [1, shape[0]]):  # a transposed contiguous matrix
         flipped = (shape[1], shape[0])
