@@ -11,6 +11,7 @@ import pytest
 from lower_helpers import check_lowered, task_file
 
 from kernelwright.tools.lower import lower_task
+from kernelwright.tools.lower.emit.pointwise import padded_row_split
 
 pytestmark = pytest.mark.requires_sycl
 
@@ -85,4 +86,47 @@ def test_elementwise_runs_of_neighbours_per_work_item_match_torch(tmp_path, ipw)
     source = prog.source
     assert f"(kw_g * {ipw} + e) * 64 + kw_l" in source and "if (f < 945)" in source
     assert "u * " not in source
+    check_lowered(prog)
+
+
+def test_padded_row_split_idles_at_most_an_eighth_of_the_lanes():
+    assert padded_row_split((64, 192, 243), 256) == (64 * 192, 243)  # 13 idle lanes of 256
+    assert padded_row_split((4, 30, 30), 256) is None  # 30 -> 256: too many
+    assert padded_row_split((4, 16, 30, 900), 256) is None  # the last dim alone: 1024
+    assert padded_row_split((4, 16, 30, 1000), 256) == (4 * 16 * 30, 1000)
+    assert padded_row_split((1000,), 64) is None  # the leading dim is never a row
+    assert padded_row_split((2, 0, 5), 64) is None
+
+
+POOL_ROWS = '''
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool1d(kernel_size=5, stride=1, padding=2, dilation=3)
+        self.bias = nn.Parameter(torch.randn(291))
+
+    def forward(self, x):
+        return self.pool(x), torch.tanh(x[..., :291] + self.bias)
+
+def get_inputs():
+    return [torch.randn(3, 7, 299)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("wg", [64, 256])
+def test_elementwise_rows_padded_to_whole_work_groups_match_torch(tmp_path, wg):
+    """Rows of 291 (pool output) and 291 (sliced, with a per-column bias): padded to 320
+    for work-groups of 64 (five per row) or 512 for 256 (too many idle lanes: runs)."""
+    prog = lower_task(task_file(tmp_path, "pool_rows", POOL_ROWS), "sycl")
+    groups = {k.split(".")[0] for k in prog.params if k.endswith(".wg")}
+    prog = prog.with_params({f"{g}.wg": wg for g in groups})
+    padded = "kw_g % 5;" in prog.source and " * 64 + kw_l;" in prog.source
+    assert padded == (" < 291) {" in prog.source)
+    assert padded == (wg == 64)
     check_lowered(prog)

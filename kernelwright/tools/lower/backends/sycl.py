@@ -23,6 +23,7 @@ from kernelwright.tools.lower.dialect import SYCL
 from kernelwright.tools.lower.emit.anchor import conv_body
 from kernelwright.tools.lower.emit.common import KernelSource, kernel_info, new_ctx, signature
 from kernelwright.tools.lower.emit.pointwise import (
+    padded_row_split,
     pointwise_rows_body,
     pointwise_runs_body,
     row_split,
@@ -86,11 +87,13 @@ class SyclCodegen(Codegen):
 
     def emit_pointwise(self, k: KernelCtx, grp: Group, names: dict[int, str],
                        params: dict[str, Any]) -> int:
-        """Work-groups inside one row when a trailing block of the shape allows it (see
-        ``pointwise_rows_body``); else, and for ``ipw`` > 1, runs of ``wg`` neighbouring
-        elements over the flat index (``pointwise_runs_body``)."""
+        """Work-groups inside one row when a trailing block of the shape allows it, padded
+        to whole work-groups where that idles few lanes (see ``pointwise_rows_body``);
+        else, and for ``ipw`` > 1, runs of ``wg`` neighbouring elements over the flat index
+        (``pointwise_runs_body``)."""
         wg, ipw = int(params.get("wg", 128)), int(params.get("ipw", 1))
-        split = row_split(tuple(grp.main[0].shape), wg) if ipw == 1 else None
+        shape = tuple(grp.main[0].shape)
+        split = (row_split(shape, wg) or padded_row_split(shape, wg)) if ipw == 1 else None
         k.emit("const int kw_g = it.get_group(0);")
         k.emit("const int kw_l = it.get_local_id(0);")
         if split is None:
