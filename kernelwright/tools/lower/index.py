@@ -51,6 +51,15 @@ class Ix:
     def is_const(self) -> bool:
         return not self.terms
 
+    def variables_of(self, atom: str) -> set[str]:
+        """The variables ``atom`` is made of: itself, or for an atom made by ``//`` or ``%``
+        the variables of the expression it divides."""
+        origin = dict(self.origins).get(atom)
+        if origin is None:
+            return {atom}
+        inner = origin[1]
+        return set().union(*(inner.variables_of(a) for a, _ in inner.terms))
+
     def range(self) -> Range:
         """Inclusive value range, or None when some atom's range is unknown."""
         known = dict(self.ranges)

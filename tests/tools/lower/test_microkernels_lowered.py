@@ -18,7 +18,8 @@ BLOCKINGS = [
 ]
 
 
-@pytest.mark.parametrize("name", ["gemm_epi", "bmm", "matmul_kn", "matmul_4d"])
+@pytest.mark.parametrize("name", ["gemm_epi", "bmm", "matmul_kn", "matmul_4d",
+                                  "einsum_split_batch"])
 def test_packed_gemm_is_correct_for_every_blocking(name):
     prog = lower_task(task(name), "cpp")
     for params in BLOCKINGS:

@@ -98,7 +98,7 @@ def test_direct_convolution_forms_are_correct(name):
 
 
 @pytest.mark.requires_sycl
-@pytest.mark.parametrize("name", ["gemm_epi", "bmm"])
+@pytest.mark.parametrize("name", ["gemm_epi", "bmm", "einsum_split_batch"])
 def test_packed_sycl_gemm_is_correct_at_every_blocking_value(name):
     """Odd sizes (13x29x37), a transposed and batched operand (bmm), epilogues."""
     prog = lower_task(task(name), "sycl")

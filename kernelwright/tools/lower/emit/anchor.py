@@ -66,7 +66,11 @@ def operand_strides(k: KernelCtx, body, idx: list[Ix]) -> dict[str, int]:
     """Element strides of the buffer loads ``body(idx)`` makes, per loop variable of ``idx``.
 
     A variable a load does not use has stride 0; one several loads use with different strides
-    gets the largest. Runs ``body`` under a recording handler (nothing reaches ``k``)."""
+    gets the largest. A variable inside a division or remainder (a batch index that the
+    operand splits, as einsum's merged ``b c h`` batch) counts as used, with that term's
+    coefficient: reading it as unused made a per-batch operand look shared, and the GEMM
+    folded the batch onto one copy of it. Runs ``body`` under a recording handler (nothing
+    reaches ``k``)."""
     probe = KernelCtx(k.dialect, dict(k.realized), idx_type=k.idx_type)
     probe.owned = set(k.owned)
     probe.bound = {i: list(b) for i, b in k.bound.items()}
@@ -76,7 +80,8 @@ def operand_strides(k: KernelCtx, body, idx: list[Ix]) -> dict[str, int]:
     def load_buffer(name, node, ix):
         flat = linear(ix, node.shape)
         for atom, coef in flat.terms:
-            seen[atom] = max(seen.get(atom, 0), abs(coef))
+            for var in flat.variables_of(atom):
+                seen[var] = max(seen.get(var, 0), abs(coef))
         return orig(name, node, ix)
 
     probe.load_buffer = load_buffer  # type: ignore[method-assign]
