@@ -21,7 +21,6 @@ import json
 import subprocess
 import sys
 import time
-import types
 from collections import Counter
 from pathlib import Path
 
@@ -32,7 +31,6 @@ def sweep_one(path: str, backend: str | None, row: dict) -> None:
     import torch
 
     from kernelwright.spec import Task, derive_contract
-    from kernelwright.spec.inputs import init_inputs_for
 
     row["stage"] = "contract"
     t0 = time.perf_counter()
@@ -44,25 +42,21 @@ def sweep_one(path: str, backend: str | None, row: dict) -> None:
     if backend is None:
         return
     from kernelwright.tools.lower import lower_task
+    from kernelwright.tools.lower.in_process import built_candidate
 
     row["stage"] = "lower"
     t0 = time.perf_counter()
     prog = lower_task(task, backend, contract=contract)
     row["lower_s"] = round(time.perf_counter() - t0, 1)
     row["stage"] = "run"
-    lowered = types.ModuleType("lowered_candidate")
-    exec(compile(prog.candidate.source, "lowered_candidate", "exec"), lowered.__dict__)
     module = task.module()
-    torch.manual_seed(0)  # the seed the lowering builds the model with (folded constants)
-    ref = module.Model(*init_inputs_for(module))
-    ours = lowered.ModelNew(*init_inputs_for(module))
-    ours.load_state_dict(ref.state_dict())
+    ours, ref = built_candidate(prog, module)
     torch.manual_seed(1)
     inputs = module.get_inputs()
     with torch.no_grad():
         want = _outputs(ref(*[x.clone() if torch.is_tensor(x) else x for x in inputs]))
         got = _outputs(ours(*inputs))
-        exact = _float64_outputs(module, ref, inputs)
+        exact = _float64_outputs(ref, inputs)
     truth = exact if exact is not None else want
     row["reference"] = "float64" if exact is not None else "eager"
     row["eager_err"] = _normwise(want, truth)
@@ -76,7 +70,7 @@ def _outputs(value) -> list:
     return list(value) if isinstance(value, tuple | list) else [value]
 
 
-def _float64_outputs(module, ref, inputs) -> list | None:
+def _float64_outputs(ref, inputs) -> list | None:
     """The reference's outputs computed in float64, or None where it cannot run so."""
     import copy
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +23,7 @@ import torch
 from kernelwright.spec import GroupSpace, ImplementationSpace
 from kernelwright.tools import allocator
 from kernelwright.tools.lower.backends import codegen_for
+from kernelwright.tools.lower.in_process import built_candidate
 from kernelwright.tools.lower.ir import Node
 from kernelwright.tools.lower.space import has_library_form
 
@@ -197,15 +197,7 @@ def time_programs(progs: list[Any], min_time_s: float = 0.05, rounds: int = 5
 
 def _built(prog: Any, task: Any, inputs: list[Any], clock: list[float]) -> Any:
     """``prog``'s candidate with the reference's weights, run once, its library calls clocked."""
-    from kernelwright.spec.inputs import init_inputs_for
-
-    mod = types.ModuleType("kw_lowered_timing")
-    exec(compile(prog.candidate.source, "kw_lowered_timing", "exec"), mod.__dict__)
-    torch.manual_seed(0)
-    model = mod.ModelNew(*init_inputs_for(task))
-    ref = task.Model(*init_inputs_for(task))
-    model.load_state_dict(ref.state_dict(), strict=False)
-    model.train(ref.training)
+    model, _ = built_candidate(prog, task, strict=False)
     model(*inputs)
     for runner in model._runners.values():
         _time_library_calls(runner, clock)

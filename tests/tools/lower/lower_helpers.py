@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import types
 from pathlib import Path
 
 import torch
 
 from kernelwright.spec import Task
-from kernelwright.spec.inputs import init_inputs_for
+from kernelwright.tools.lower.in_process import built_candidate
 
 TASKS = Path(__file__).parent / "tasks"
 
@@ -58,13 +57,8 @@ def check_lowered(prog, training: bool = False, seed: int = 1, tol: float = 1e-4
 
     Returns the max abs error per output; fails the test on a mismatch.
     """
-    module = types.ModuleType("lowered_candidate")
-    exec(compile(prog.candidate.source, "lowered_candidate", "exec"), module.__dict__)
     ref_mod = prog.task.load_module()
-    torch.manual_seed(0)
-    ref = ref_mod.Model(*init_inputs_for(ref_mod)).train(training)
-    new = module.ModelNew(*init_inputs_for(ref_mod)).train(training)
-    new.load_state_dict(ref.state_dict())
+    new, ref = built_candidate(prog, ref_mod, training)
     torch.manual_seed(seed)
     inputs = ref_mod.get_inputs()
     with torch.no_grad():
@@ -84,10 +78,5 @@ def check_lowered(prog, training: bool = False, seed: int = 1, tol: float = 1e-4
 def built_pair(prog):
     """``(candidate model, reference model)`` of a parameterless-init task, in eval mode,
     the candidate holding the reference's weights."""
-    mod = types.ModuleType("cand")
-    exec(compile(prog.candidate.source, "cand", "exec"), mod.__dict__)
-    ref = prog.task.load_module().Model().eval()
-    new = mod.ModelNew()
-    new.load_state_dict(ref.state_dict())
-    return new, ref
+    return built_candidate(prog, prog.task.load_module(), training=False)
 
