@@ -57,6 +57,7 @@ class Channel:
         self.log_file = log_file
         self.log_start = _size(log_file)
         self.frozen: list[int] = []
+        self.stopped = False  # frozen now: freezing again is a no-op, as is thawing a runner
         self.group: Any = None  # the candidate's cgroups.CandidateGroup, when there is one
 
     def pids(self) -> list[int]:
@@ -107,7 +108,12 @@ class Channel:
 
     def freeze(self) -> None:
         """Stop every process of this runner (until :meth:`thaw`): its cgroup's freezer
-        when it has one, and ``SIGSTOP`` to every process found (the fallback)."""
+        when it has one, and ``SIGSTOP`` to every process found (the fallback). Freezing
+        waits until the group has settled (~1 ms), so callers hold a runner frozen across
+        steps instead of freezing it for each."""
+        if self.stopped:
+            return
+        self.stopped = True
         self.frozen = []
         if self.group is not None:
             try:
@@ -123,6 +129,9 @@ class Channel:
             self.frozen += new
 
     def thaw(self) -> None:
+        if not self.stopped:
+            return
+        self.stopped = False
         if self.group is not None:
             try:
                 self.group.thaw()

@@ -15,7 +15,8 @@ Fresh inputs: ``N`` input sets are drawn by the reference runner (seeds never us
 verification); before every round each floating element gets its own random factor near 1
 from the drawn values (:mod:`freshness`: unpredictable from the last round), and is copied
 to the candidate's slots. Integer inputs keep their drawn values (they rotate over the N
-sets). The candidate's processes are stopped while a round is prepared and checked.
+sets). The candidate's processes are stopped from the first round to the last except while
+its own batch runs: it does no work while a round is prepared and checked.
 
 Checks: after each round, ``CHECKS_PER_ROUND`` slots picked with ``SystemRandom`` have the
 candidate's outputs compared with the reference's of the same slot and its input slot compared
@@ -148,22 +149,29 @@ def _sides(ev: CandidateEvaluation, slots: int) -> Sides:
 
 def _batch(ev: CandidateEvaluation, sides: Sides, side: str, slots: list[int],
            observers: Sequence[Observer] = ()) -> float:
-    """Run one batch on ``side`` with the other side frozen; return its wall time."""
+    """Run one batch on ``side`` with the other side frozen; return its wall time. Each side
+    is left as frozen or running as it was found."""
     session, runner = ev.session, ev.runner
+    ours, other = runner.channel, session.reference.channel
+    key, send = sides.cand.key, ev.request
     if side == "ref":
-        other, key, send = runner.channel, sides.ref.key, session.ref_request
-    else:
-        other, key, send = session.reference.channel, sides.cand.key, ev.request
+        ours, other = other, ours
+        key, send = sides.ref.key, session.ref_request
     message = {"op": "run", "key": key, "seed": 0, "slots": slots}
     for obs in observers:
         obs.before_start()
+    ours_stopped, other_stopped = ours.stopped, other.stopped
     other.freeze()
+    ours.thaw()
     try:
         start = clocks.perf_counter()
         reply = send(message)
         elapsed = clocks.perf_counter() - start
     finally:
-        other.thaw()
+        if ours_stopped:
+            ours.freeze()
+        if not other_stopped:
+            other.thaw()
     for obs in observers:
         obs.after_finish()
     if side == "cand":
@@ -197,21 +205,20 @@ def _rounds(ev: CandidateEvaluation, sides: Sides, n: int, observers: Sequence[O
     cand_t: list[float] = []
     slots = list(range(n))
     contract = ev.session.contract
-    while len(ref_t) < settings.max_repeats and not _enough(ref_t, cand_t, n,
-                                                            settings.min_time_s):
-        with _stopped(ev.runner.channel):
+    with _stopped(ev.runner.channel):  # running only for its own batches
+        while len(ref_t) < settings.max_repeats and not _enough(ref_t, cand_t, n,
+                                                                settings.min_time_s):
             _refresh(sides, n, ev.session.timing["pristine"], rng)
-        order = ("ref", "cand") if len(ref_t) % 2 == 0 else ("cand", "ref")
-        times = {side: _batch(ev, sides, side, slots, observers if side == "cand" else ())
-                 for side in order}
-        ref_t.append(times["ref"] / n)
-        cand_t.append(times["cand"] / n)
-        try:
-            with _stopped(ev.runner.channel):
+            order = ("ref", "cand") if len(ref_t) % 2 == 0 else ("cand", "ref")
+            times = {side: _batch(ev, sides, side, slots, observers if side == "cand" else ())
+                     for side in order}
+            ref_t.append(times["ref"] / n)
+            cand_t.append(times["cand"] / n)
+            try:
                 _check_round(ev, sides, rng.sample(slots, min(CHECKS_PER_ROUND, n)), contract)
-        except vf.Rejected as rej:
-            return TimingOutcome(problem=f"timed round {len(ref_t)}: {rej.error}",
-                                 flags=rej.flags, batch=n)
+            except vf.Rejected as rej:
+                return TimingOutcome(problem=f"timed round {len(ref_t)}: {rej.error}",
+                                     flags=rej.flags, batch=n)
     return TimingOutcome(timing=summarise(ref_t, cand_t), batch=n)
 
 

@@ -248,6 +248,25 @@ def test_timed_inputs_change_unpredictably_each_round():
     assert float(rel.max()) <= freshness.SPAN * 1.001 and bool((ref[0][0] * base[0] >= 0).all())
 
 
+def test_fresh_factors_are_independent_per_element_and_fill_the_span():
+    """A byte per element: every level used, no pattern between neighbours, odd sizes kept."""
+    import torch
+
+    from kernelwright.tools.evaluate import freshness
+
+    gen = torch.Generator().manual_seed(7)
+    f = freshness.factors(torch.Size([3, 21845]), gen)  # 65535 elements: not a multiple of 8
+    assert f.shape == (3, 21845) and f.dtype == torch.float32
+    assert float(f.min()) >= 1 - freshness.SPAN and float(f.max()) <= 1 + freshness.SPAN
+    assert f.unique().numel() == freshness.LEVELS
+    flat = f.reshape(-1) - 1
+    for lag in (1, 8):  # neighbours, and the same byte of the next 64-bit word
+        corr = torch.corrcoef(torch.stack([flat[:-lag], flat[lag:]]))[0, 1]
+        assert abs(float(corr)) < 0.02
+    again = freshness.factors(torch.Size([3, 21845]), gen)
+    assert not torch.equal(f, again)
+
+
 def test_a_timing_below_the_physical_floor_is_capped(tmp_path):
     import json
 
