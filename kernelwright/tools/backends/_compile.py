@@ -45,11 +45,11 @@ def compile_atomically(
     return CompileOutcome(target, log, 0)
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """Write ``text`` to ``path`` so that concurrent readers never see a partial file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    with os.fdopen(fd, "w") as f:
+    with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
         f.write(text)
     os.replace(tmp, path)
 

@@ -71,6 +71,32 @@ class SyclRuntime:
             return None, message or "OpenCL build failed"
         return OpenCLProgram(self.lib, handle.value), message
 
+    def bundle_binary(self, bundle: int, names: list[str]) -> tuple[bytes, list[str]] | None:
+        """The device binary of a built bundle and the OpenCL names of its kernels ``names``;
+        ``None`` when the runtime cannot give them (logged)."""
+        array = (ctypes.c_char_p * max(len(names), 1))(*[n.encode() for n in names])
+        binary, size = ctypes.c_void_p(), ctypes.c_size_t()
+        cl_names, err = ctypes.c_void_p(), ctypes.c_void_p()
+        rc = self.lib.kw_bundle_binary(bundle, array, len(names), ctypes.byref(binary),
+                                       ctypes.byref(size), ctypes.byref(cl_names),
+                                       ctypes.byref(err))
+        if rc != 0 or not binary.value:
+            log.debug("no device binary from the bundle: %s", take_string(self.lib, err))
+            return None
+        data = ctypes.string_at(binary.value, size.value)
+        self.lib.kw_free_str(binary)
+        return data, take_string(self.lib, cl_names).split("\n")[:len(names)]
+
+    def load_binary(self, binary: bytes) -> tuple[OpenCLProgram | None, str]:
+        """A program from a device binary of :meth:`bundle_binary`; (None, why) if refused."""
+        handle, text = ctypes.c_void_p(), ctypes.c_void_p()
+        rc = self.lib.kw_load_binary(self.queue_ptr, binary, len(binary), ctypes.byref(handle),
+                                     ctypes.byref(text))
+        message = take_string(self.lib, text)
+        if rc != 0 or not handle.value:
+            return None, message or "the device binary was refused"
+        return OpenCLProgram(self.lib, handle.value), message
+
     def get_kernel(self, bundle: int, name: str) -> int | None:
         return self.lib.kw_get_kernel(bundle, name.encode()) or None
 

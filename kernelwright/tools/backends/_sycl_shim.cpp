@@ -30,6 +30,8 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -118,7 +120,7 @@ uint64_t elapsed_ns(const sycl::event &e) {
 
 extern "C" {
 
-int kw_abi_version() { return 2; }
+int kw_abi_version() { return 3; }
 
 // An in-order, profiling queue on the first OpenCL CPU device (kw_free_queue), or nullptr
 // with *err saying why.
@@ -321,6 +323,86 @@ void *kw_opencl_kernel(void *program, const char *name) {
   } catch (...) {
     return nullptr;
   }
+}
+
+// The device binary of a built bundle (one OpenCL program for the queue's one device) in
+// *binary (malloc'd, *size bytes; kw_free_str), and the OpenCL name of each of its `n`
+// kernels `names` in *cl_names, one per line. kw_load_binary makes a program from them
+// again without the kernel compiler (which preprocesses the whole source even on a hit).
+int kw_bundle_binary(void *bundle, const char *const *names, int n, void **binary,
+                     size_t *size, char **cl_names, char **err) {
+  *binary = nullptr;
+  *size = 0;
+  *cl_names = nullptr;
+  *err = nullptr;
+  return guarded(err, [&] {
+    auto &b = *static_cast<exe_bundle *>(bundle);
+    std::vector<cl_program> programs = sycl::get_native<sycl::backend::opencl>(b);
+    struct release {
+      std::vector<cl_program> &p;
+      ~release() { for (cl_program x : p) clReleaseProgram(x); }
+    } guard{programs};
+    if (programs.size() != 1)
+      throw std::runtime_error("the bundle holds " + std::to_string(programs.size()) +
+                               " programs, not one");
+    cl_uint devices = 0;
+    clGetProgramInfo(programs[0], CL_PROGRAM_NUM_DEVICES, sizeof(devices), &devices, nullptr);
+    if (devices != 1) throw std::runtime_error("the program is built for several devices");
+    size_t bytes = 0;
+    if (clGetProgramInfo(programs[0], CL_PROGRAM_BINARY_SIZES, sizeof(bytes), &bytes,
+                         nullptr) != CL_SUCCESS || bytes == 0)
+      throw std::runtime_error("the program has no device binary");
+    auto *out = static_cast<unsigned char *>(std::malloc(bytes));
+    if (!out) throw std::bad_alloc();
+    unsigned char *outs[1] = {out};
+    if (clGetProgramInfo(programs[0], CL_PROGRAM_BINARIES, sizeof(outs), outs, nullptr) !=
+        CL_SUCCESS) {
+      std::free(out);
+      throw std::runtime_error("clGetProgramInfo(CL_PROGRAM_BINARIES) failed");
+    }
+    std::string joined;
+    for (int i = 0; i < n; ++i) {
+      cl_kernel k = sycl::get_native<sycl::backend::opencl>(b.ext_oneapi_get_kernel(names[i]));
+      size_t length = 0;
+      clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &length);
+      std::string name(length, '\0');
+      clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, length, name.data(), nullptr);
+      clReleaseKernel(k);
+      joined += name.c_str();
+      joined += '\n';
+    }
+    *binary = out;
+    *size = bytes;
+    *cl_names = dup(joined);
+  });
+}
+
+// A program from a device binary of kw_bundle_binary, built for the queue's device (its
+// kernels through kw_opencl_kernel). 0 and *program (kw_free_program) on success; else 1 and
+// *log says why (a binary of another device or driver is refused here).
+int kw_load_binary(void *queue_ptr, const unsigned char *binary, size_t size, void **program,
+                   char **log) {
+  *program = nullptr;
+  *log = nullptr;
+  int rc = guarded(log, [&] {
+    auto &q = *static_cast<sycl::queue *>(queue_ptr);
+    cl_context ctx = sycl::get_native<sycl::backend::opencl>(q.get_context());
+    cl_device_id dev = sycl::get_native<sycl::backend::opencl>(q.get_device());
+    cl_int status = CL_SUCCESS, binary_status = CL_SUCCESS;
+    cl_program prog = clCreateProgramWithBinary(ctx, 1, &dev, &size, &binary, &binary_status,
+                                                &status);
+    if (status == CL_SUCCESS && binary_status == CL_SUCCESS) {
+      status = clBuildProgram(prog, 1, &dev, "", nullptr, nullptr);
+      if (status == CL_SUCCESS) *program = new opencl_program{prog, q.get_context()};
+      else clReleaseProgram(prog);
+    }
+    if (!*program)
+      *log = dup("the device binary was refused (status " + std::to_string(status) + ", " +
+                 std::to_string(binary_status) + ")");
+    clReleaseContext(ctx);
+    clReleaseDevice(dev);
+  });
+  return rc != 0 ? 1 : (*program ? 0 : 1);
 }
 
 void kw_free_program(void *program) {

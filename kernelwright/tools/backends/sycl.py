@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelwright.errors import BackendUnavailableError, LaunchError
+from kernelwright.tools.backends import _sycl_binary
 from kernelwright.tools.backends._args import Arg, as_range, convert_args
 from kernelwright.tools.backends._shim import runtime_version, shim_path, take_string
 from kernelwright.tools.backends._source import (
@@ -172,6 +173,9 @@ class SyclBackend(Backend):
         if known is not None:  # failures too: the same source fails the same way
             return known.model_copy(update={"cached": True, "seconds": 0.0})
         _ = self.runtime  # opened outside the lock: it may build the shim, which records it
+        kept = _sycl_binary.binary_path(self.settings, key, self.runtime)
+        if language == "sycl" and (hit := self._load_kept(kept, key, opts)) is not None:
+            return hit
         with cache_writes(self.settings):  # from the seal to the record, no other sealer
             runtime_cache = self._sealed_runtime_cache()
             start, entries_before = time.perf_counter(), _rtc_cache_entries()
@@ -187,8 +191,23 @@ class SyclBackend(Backend):
                               entries_before)
         if result.ok:
             self._builds[key] = _Built(result, bundle, pointers)
+            if language == "sycl":
+                _sycl_binary.save(kept, self.runtime, bundle, list(pointers), self.settings)
         else:
             self._failed[key] = result
+        return result
+
+    def _load_kept(self, path: Path, key: str, opts: list[str]) -> BuildResult | None:
+        """A build served from its kept device binary (:mod:`._sycl_binary`), or ``None``."""
+        start = time.perf_counter()
+        loaded = _sycl_binary.load(path, self.runtime, self.settings)
+        if loaded is None:
+            return None
+        program, pointers = loaded
+        result = BuildResult(backend=self.name, language="sycl", ok=True, source_hash=key,
+                             options=opts, seconds=time.perf_counter() - start, cached=True,
+                             kernels=list(pointers))
+        self._builds[key] = _Built(result, program, pointers)
         return result
 
     def _sealed_runtime_cache(self) -> Path | None:

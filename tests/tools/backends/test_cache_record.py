@@ -156,11 +156,43 @@ def test_the_sycl_runtime_reads_no_cache_entry_the_record_does_not_vouch_for(tmp
     assert [p.name for p in honest] == [p.name for p in binaries("evil")]
     for mine, theirs in zip(honest, binaries("evil"), strict=True):
         mine.write_bytes(theirs.read_bytes())  # a - b swapped in behind the trusted side's back
+    for kept in (tmp_path / "honest" / "cache" / "builds").glob("sycl-*.clbin"):
+        kept.unlink()  # kernelwright's own copy of the binary: the runtime's cache is read now
     planted = honest[0].with_name("planted.bin")
     planted.write_bytes(b"evil")
     assert build(tmp_path / "honest")["right"]  # rebuilt, not read
     assert not planted.exists()
     assert build(tmp_path / "honest") == {"cached": True, "right": True}  # recorded again
+
+
+@pytest.mark.requires_sycl
+def test_a_kept_sycl_binary_is_loaded_only_while_its_record_vouches_for_it(tmp_path):
+    """A build's device binary is kept beside the C++ builds and served on the next build of
+    the source, unless it changed behind the record's back: then it is removed and rebuilt."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in (SANDBOXED_ENV, "SYCL_CACHE_DIR")}
+
+    def build(root, op="+") -> dict:
+        out = subprocess.run([sys.executable, "-c", SYCL_BUILD, str(root), op], env=env,
+                             capture_output=True, text=True, timeout=300, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def kept(root):
+        return sorted((tmp_path / root / "cache" / "builds").glob("sycl-*.clbin"))
+
+    assert build(tmp_path / "honest") == {"cached": False, "right": True}
+    assert build(tmp_path / "evil", "-")["right"] is False
+    [mine], [theirs] = kept("honest"), kept("evil")
+    assert mine.read_bytes().startswith(b"KWCLBIN1")
+    assert build(tmp_path / "honest") == {"cached": True, "right": True}  # served from it
+    mine.write_bytes(theirs.read_bytes())  # a - b binary under the honest source's name
+    assert build(tmp_path / "honest")["right"]
+    assert mine.read_bytes() != theirs.read_bytes()  # removed, and kept again when rebuilt
+    assert build(tmp_path / "honest") == {"cached": True, "right": True}
 
 
 def _record_many(settings, names):
