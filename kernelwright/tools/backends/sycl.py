@@ -2,8 +2,9 @@
 
 Sources are SYCL C++ free-function kernels compiled at run time through the
 ``sycl_ext_oneapi_kernel_compiler`` extension (a small C++ shim, built once and cached), or
-OpenCL C (``language="opencl"``). Kernels take torch CPU tensors and numpy arrays as raw
-pointers (zero copy: the device supports system allocations).
+OpenCL C (``language="opencl"``). A SYCL source built before is served from its kept device
+binary (:mod:`._sycl_binary`), without the kernel compiler. Kernels take torch CPU tensors and
+numpy arrays as raw pointers (zero copy: the device supports system allocations).
 
 Example:
     >>> from kernelwright.tools.backends import sycl
@@ -178,7 +179,7 @@ class SyclBackend(Backend):
             return hit
         with cache_writes(self.settings):  # from the seal to the record, no other sealer
             runtime_cache = self._sealed_runtime_cache()
-            start, entries_before = time.perf_counter(), _rtc_cache_entries()
+            start = time.perf_counter()
             if language == "sycl":
                 bundle, text = self.runtime.build("sycl", source, opts)
                 pointers = {} if bundle is None else self._kernel_pointers(bundle, source)
@@ -187,8 +188,7 @@ class SyclBackend(Backend):
                 pointers = {} if bundle is None else _opencl_kernels(bundle, source)
             if runtime_cache is not None:
                 record_tree(runtime_cache, self.settings)
-        result = self._result(language, opts, key, bundle is not None, text, start, pointers,
-                              entries_before)
+        result = self._result(language, opts, key, bundle is not None, text, start, pointers)
         if result.ok:
             self._builds[key] = _Built(result, bundle, pointers)
             if language == "sycl":
@@ -226,14 +226,14 @@ class SyclBackend(Backend):
         return {n: p for n, p in found.items() if p}
 
     def _result(self, language: str, opts: list[str], key: str, ok: bool, text: str,
-                start: float, names: dict[str, int], entries_before: int) -> BuildResult:
-        # SYCL's persistent cache (SYCL_CACHE_DIR) adds one entry per source it compiles (keyed
-        # on preprocessed code, so comments do not matter): a build that added none was served
-        # from it. Heuristic: another process adding entries meanwhile reads as "not cached".
-        cached = ok and language == "sycl" and entries_before == _rtc_cache_entries() >= 0
+                start: float, names: dict[str, int]) -> BuildResult:
+        # Not cached: a SYCL build that got here had no kept device binary, so it counts as
+        # fresh even when the runtime's own cache served it (a sandboxed runner then reports
+        # it, and the trusted builder keeps the binary in the shared cache: caches from before
+        # binaries were kept get them this way); nothing of ours serves OpenCL C builds.
         return BuildResult(
             backend=self.name, language=language, ok=ok, source_hash=key, options=opts,
-            log=text, seconds=time.perf_counter() - start, cached=cached,
+            log=text, seconds=time.perf_counter() - start, cached=False,
             kernels=list(names),
         )
 
@@ -328,15 +328,6 @@ class PreparedChain:
 
     def __repr__(self) -> str:
         return f"PreparedChain({self._names})"
-
-
-def _rtc_cache_entries() -> int:
-    """Entries in SYCL's on-disk kernel-compiler cache (-1 when there is none)."""
-    folder = os.path.join(os.environ.get("SYCL_CACHE_DIR", ""), "ext_kernel_compiler")
-    try:
-        return len(os.listdir(folder))
-    except OSError:
-        return -1
 
 
 def _opencl_kernels(program: OpenCLProgram, source: str) -> dict[str, int]:
