@@ -136,3 +136,23 @@ def test_column_blocks_match_torch_at_every_width_and_are_the_default_where_rows
         point = {k: min(width, max(v)) for k, v in columns.items()}
         point.update({k.replace(".column", ".threads"): threads for k in columns})
         check_lowered(prog.with_params(point))
+
+
+def test_a_costly_norm_source_is_computed_once_per_row_where_the_row_fits():
+    """Mish and SiLU before a group norm: staged (one activation per element, read back by the
+    statistics and the store) at the default point, fused into each sweep at stage=0; the
+    layer norm's rows (24,600 floats) are past the stage limit. Every point matches torch."""
+    prog = lower_task(task("norm_after_activation"), "cpp")
+    stages = sorted(k for k in prog.space if k.endswith(".stage"))
+    assert len(stages) == 2  # the two group norms; the layer norm's rows are too long
+    kernels = [_kernel(prog, n) for n in ("k0_0", "k0_1", "k0_2")]
+    fused = prog.with_params({k: 0 for k in stages})
+    fused_kernels = [_kernel(fused, n) for n in ("k0_0", "k0_1", "k0_2")]
+    for staged, plain, fn in zip(kernels[:2], fused_kernels[:2], ("kw_tanhf", "kw_expf"),
+                                 strict=True):
+        assert "stg" in staged and "stg" not in plain
+        assert staged.count(f"{fn}(") == 1 < plain.count(f"{fn}(")
+    assert "stg" not in kernels[2] and kernels[2] == fused_kernels[2]
+    for point in (prog, fused, prog.with_params({k: v for k, v in _all_groups(
+            prog, passes="one", block=256).items()})):
+        check_lowered(point)

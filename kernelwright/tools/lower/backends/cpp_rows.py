@@ -16,6 +16,9 @@ Parameters of a C++ row group (all optional; every combination is correct by con
 - ``column`` (only where the rows lie side by side in memory, :mod:`cpp_columns`): 0 walks
   one row per unit, its elements ``stride`` apart; 8, 16 or 32 walk that many neighbouring rows
   at once as simd lanes. Two sweeps, no stash.
+- ``stage`` (:mod:`cpp_stage`, where the reductions share a costly source): 1 computes the
+  source once per row into a local array that the sweeps and the epilogue read; 0 fuses it
+  into each sweep.
 - A row group with a single row (a full reduction) runs its sweeps on the whole OpenMP team
   (``omp parallel for reduction``: per-thread partial results, combined by the runtime) when
   the wrapper's threads rule allows it.
@@ -33,6 +36,7 @@ from kernelwright.tools.lower.backends.cpp_columns import (
     column_rows,
     lanes,
 )
+from kernelwright.tools.lower.backends.cpp_stage import STAGE_CHOICES, row_source, staged
 from kernelwright.tools.lower.codegen import KernelCtx
 from kernelwright.tools.lower.dtypes import literal
 from kernelwright.tools.lower.emit.common import index_vars, store_node, write_epilogue
@@ -51,7 +55,8 @@ from kernelwright.tools.lower.schedule import Group
 
 ROW_CHOICES: dict[str, list[Any]] = {"lanes": [0, 8, 16], "simdlen": [0, 8, 16]}
 ONE_PASS_CHOICES: dict[str, list[Any]] = {"passes": ["two", "one"], "block": [256, 1024, 4096]}
-ROW_DEFAULTS: dict[str, Any] = {"lanes": 0, "simdlen": 0, "passes": "two", "block": 1024}
+ROW_DEFAULTS: dict[str, Any] = {"lanes": 0, "simdlen": 0, "passes": "two", "block": 1024,
+                                "stage": 1}
 
 
 def one_pass_pair(grp: Group) -> tuple[str, Reduction, Reduction] | None:
@@ -73,6 +78,8 @@ def row_space(grp: Group) -> dict[str, list[Any]]:
     space = {p: list(c) for p, c in ROW_CHOICES.items()}
     if one_pass_pair(grp) is not None:
         space.update({p: list(c) for p, c in ONE_PASS_CHOICES.items()})
+    if row_source(grp) is not None:
+        space.update({p: list(c) for p, c in STAGE_CHOICES.items()})
     width = column_rows(grp)
     if width:
         space["column"] = [c for c in COLUMN_CHOICES if c <= max(8, width)]
@@ -90,6 +97,7 @@ class RowPlan:
         self.simdlen = f" simdlen({n})" if n else ""
         self.full_team = full_team  # the single row runs on the OpenMP team
         self.column = int(params.get("column", 0))
+        self.stage = bool(int(params.get("stage", 1)))  # cpp_stage
 
     def loops(self, k: KernelCtx, sizes: list[int], fn, simd: str | None,
               lo_hi: tuple[str, str] | None = None) -> None:
@@ -143,21 +151,22 @@ def cpp_rows_body(k: KernelCtx, grp: Group, names: dict[int, str], unit: str,
     k.stash = stash_of(k, grp, names) if stash else None
     pair = one_pass_pair(grp) if plan.passes == "one" and not plan.full_team \
         and not k.column else None
-    factor = None
-    if pair is not None and pair[0] == "online":
-        factor = _online(k, outer, pair[1], pair[2], plan)
-    elif pair is not None:
-        _centred(k, outer, pair[1], pair[2], plan)
-    else:
-        for r in grp.main:
-            _reduce(k, r, outer, plan)
-    if grp.epilogue:
-        _hoist_row_invariants(k, grp, outer)
-        if k.stash is None:
-            plan.loops(k, dom.red_sizes, lambda rv: write_epilogue(
-                k, dom.src_shape, dom.full_index(outer, rv), grp.epilogue, names), "")
+    with staged(k, grp, outer, plan, plan.stage and stash):
+        factor = None
+        if pair is not None and pair[0] == "online":
+            factor = _online(k, outer, pair[1], pair[2], plan)
+        elif pair is not None:
+            _centred(k, outer, pair[1], pair[2], plan)
         else:
-            _stash_epilogue(k, dom, outer, grp, names, plan, factor)
+            for r in grp.main:
+                _reduce(k, r, outer, plan)
+        if grp.epilogue:
+            _hoist_row_invariants(k, grp, outer)
+            if k.stash is None:
+                plan.loops(k, dom.red_sizes, lambda rv: write_epilogue(
+                    k, dom.src_shape, dom.full_index(outer, rv), grp.epilogue, names), "")
+            else:
+                _stash_epilogue(k, dom, outer, grp, names, plan, factor)
     with lanes(k):
         for r in grp.main:
             if r.id in names:
