@@ -128,7 +128,8 @@ class ReferenceServer(ModelServer):
         return {"type": "status", "names": names, "specs": specs}
 
     def run_fp64(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The reference in float64 on slot ``slot``'s inputs, into ``out_key``'s arena."""
+        """The reference in float64 on slot ``slot``'s inputs, into slot 0 of ``out_key``'s
+        arena (a one-slot arena of float64 outputs)."""
         seed, slot = int(request["seed"]), int(request["slot"])
         ins, _, scalars = self.arenas[request["key"]]
         outs = self.arenas[request["out_key"]][1]
@@ -143,7 +144,7 @@ class ReferenceServer(ModelServer):
         except Exception as exc:  # e.g. integer-only models: no precision question to ask
             return {"type": "status", "ok": False, "error": error_text(exc, "fp64")[:300]}
         items = list(value) if isinstance(value, tuple | list) else [value]
-        for item, view in zip(items, outs.views(slot), strict=True):
+        for item, view in zip(items, outs.views(0), strict=True):
             view.copy_(item.to(view.dtype) if item.shape == view.shape else view)
         return {"type": "status", "ok": True}
 

@@ -159,17 +159,29 @@ class TaskSession:
         self.recordings[cache_key] = rec
         return rec
 
-    def _fp64(self, variant: ShapeVariant, arenas: Arenas) -> list[torch.Tensor] | None:
+    def _fp64(self, variant: ShapeVariant, arenas: Arenas, slot: int = 0,
+              seed: int = 0) -> list[torch.Tensor] | None:
+        """The reference's outputs in float64 on ``slot`` of ``arenas``, with the model of
+        ``seed`` (float32 outputs only; None when the model cannot run in float64)."""
         if not all(o.dtype == "float32" for o in variant.outputs):
             return None
         out = make_arenas(self.new_key(), variant, 1, out_dtype="float64")
         try:
             self.ref_request(out.message(), fds=out.fds)
             reply = self.ref_request({"op": "run_fp64", "key": arenas.key, "out_key": out.key,
-                                      "seed": 0, "slot": 0}, frozenset({"status"}))
+                                      "seed": seed, "slot": slot}, frozenset({"status"}))
             return _clone(out.outputs.views(0)) if reply.get("ok") else None
         finally:
             out.close()
+
+    def fp64_of(self, arenas: Arenas, slot: int, variant: ShapeVariant | None = None,
+                seed: int = 0) -> list[torch.Tensor] | None:
+        """Float64 outputs for one slot of the reference's arenas: the arbiter of a mismatch
+        with the float32 reference (:func:`_compare.as_close_as_reference`)."""
+        try:
+            return self._fp64(variant or self.contract.nominal, arenas, slot, seed)
+        except Exception:  # noqa: BLE001 - no arbiter: the float32 comparison stands
+            return None
 
     def candidate_arenas(self, key: tuple, variant: ShapeVariant, slots: int,
                          scalars: dict[str, Any]) -> Arenas:

@@ -212,6 +212,38 @@ def test_protocol_reads_work_on_descriptors_past_1024():
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+def test_float64_arbitrates_a_mismatch_where_the_float32_reference_is_itself_off():
+    """Ill-conditioned elements (the float32 reference 6e-5 off, the kernel 6e-5 off the other
+    way: 1.2e-4 apart, past atol 1e-4) pass; a kernel far from float64 where the reference is
+    not, or a NaN the reference does not have, does not."""
+    import torch
+
+    from kernelwright.spec import Contract, ShapeVariant, TensorSpec
+    from kernelwright.spec.contract import Tolerance
+    from kernelwright.tools.evaluate import _compare as cmp
+
+    spec = TensorSpec(shape=(1000,), dtype="float32")
+    contract = Contract(task_name="t", task_hash="h", tolerances={
+        "float32": Tolerance(atol=1e-4, rtol=1e-4)}, variants=[ShapeVariant(
+            name="nominal", kind="nominal", inputs=[spec], outputs=[spec])])
+    truth = torch.randn(1000, dtype=torch.float64)
+    truth[7] = 2e-3  # a group-norm output near zero: the rtol share of the bound is tiny
+    ref = truth.float()
+    ref[7] += 6e-5
+    kernel = truth.float()
+    kernel[7] -= 6e-5
+    assert not cmp.all_close(kernel, ref, 1e-4, 1e-4)
+    assert cmp.as_close_as_reference([kernel], [ref], [truth], contract)
+    wrong = kernel.clone()
+    wrong[100] += 1e-2
+    assert not cmp.as_close_as_reference([wrong], [ref], [truth], contract)
+    nan = kernel.clone()
+    nan[3] = float("nan")
+    assert not cmp.as_close_as_reference([nan], [ref], [truth], contract)
+    ref[3] = kernel[3] = float("nan")
+    assert cmp.as_close_as_reference([kernel], [ref], [truth], contract)
+
+
 def test_normwise_error_catches_zeros_that_pass_a_loose_atol():
     import torch
 
