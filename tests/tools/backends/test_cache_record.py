@@ -130,21 +130,25 @@ def test_one_cache_serves_each_target_isa_in_turn(tmp_path):
         "sycl-isa-core-avx2", f"sycl-isa-{wide}"]
 
 
-@pytest.mark.requires_sycl
-def test_the_sycl_runtime_reads_no_cache_entry_the_record_does_not_vouch_for(tmp_path):
-    """The runtime reads its own kernel cache with no check of ours: a trusted process clears
-    swapped and planted entries there before the runtime may read them."""
+def _sycl_build(root, op: str = "+") -> dict:
+    """Run ``SYCL_BUILD`` in a trusted process (no sandbox marker) with its cache under
+    ``root``: ``{"cached", "right"}``."""
     import json
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in (SANDBOXED_ENV, "SYCL_CACHE_DIR")}
+    out = subprocess.run([sys.executable, "-c", SYCL_BUILD, str(root), op], env=env,
+                         capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
-    def build(root, op="+") -> dict:
-        out = subprocess.run([sys.executable, "-c", SYCL_BUILD, str(root), op], env=env,
-                             capture_output=True, text=True, timeout=300, check=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+
+@pytest.mark.requires_sycl
+def test_the_sycl_runtime_reads_no_cache_entry_the_record_does_not_vouch_for(tmp_path):
+    """The runtime reads its own kernel cache with no check of ours: a trusted process clears
+    swapped and planted entries there before the runtime may read them."""
+    build = _sycl_build
 
     def binaries(root):
         return sorted((tmp_path / root / "cache" / sycl_cache_name()).rglob("*.bin"),
@@ -169,17 +173,7 @@ def test_the_sycl_runtime_reads_no_cache_entry_the_record_does_not_vouch_for(tmp
 def test_a_kept_sycl_binary_is_loaded_only_while_its_record_vouches_for_it(tmp_path):
     """A build's device binary is kept beside the C++ builds and served on the next build of
     the source, unless it changed behind the record's back: then it is removed and rebuilt."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k not in (SANDBOXED_ENV, "SYCL_CACHE_DIR")}
-
-    def build(root, op="+") -> dict:
-        out = subprocess.run([sys.executable, "-c", SYCL_BUILD, str(root), op], env=env,
-                             capture_output=True, text=True, timeout=300, check=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+    build = _sycl_build
 
     def kept(root):
         return sorted((tmp_path / root / "cache" / "builds").glob("sycl-*.clbin"))
