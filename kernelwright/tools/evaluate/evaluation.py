@@ -18,7 +18,6 @@ from typing import Any
 from kernelwright.spec import Candidate
 from kernelwright.spec.result import EvalResult, Flag, KernelStats, Level, Timing, VariantCheck
 from kernelwright.tools.cpuinfo import cpu_model
-from kernelwright.tools.evaluate import _compare as cmp
 from kernelwright.tools.evaluate import cgroups, freshness, protocol, sandbox
 from kernelwright.tools.evaluate import verify as vf
 from kernelwright.tools.evaluate.build_options import check_builds
@@ -191,28 +190,12 @@ class CandidateEvaluation:
         for s in (slot, slot + n):
             vf.judge_effects(reply, mine.inputs.views(s), rec.inputs[slot], contract)
         first, second = mine.outputs.views(slot), mine.outputs.views(slot + n)
-        try:
-            errs = vf.judge_pair(first, second, rec.outputs[slot], contract)
-        except vf.Rejected as rej:
-            if rej.level != Level.VALUE_MISMATCH or not self._as_accurate(rec, slot, seed,
-                                                                          [first, second]):
-                raise
-            if not cmp.identical(first, second):
-                raise vf.Rejected(Level.CORRECT, "two calls on the same inputs gave different "
-                                  "results (uninitialised memory or non-determinism)",
-                                  {Flag.NONDETERMINISTIC}) from None
-            errs = rej.errors or (0.0, 0.0)
+        errs = vf.judge_pair(first, second, rec.outputs[slot], contract,
+                             lambda calls: self.session.as_accurate(
+                                 rec.ref, slot, calls, rec.outputs[slot], rec.variant, seed))
         if slot == 0 and rec.fp64 is not None:
             vf.judge_precision(second, rec.outputs[slot], rec.fp64)
         return errs
-
-    def _as_accurate(self, rec, slot: int, seed: int, calls: list[list]) -> bool:
-        """Whether every call's outputs, which missed the float32 reference's tolerance, are
-        as close to the reference run in float64 as the float32 reference is."""
-        ref64 = self.session.fp64_of(rec.ref, slot, rec.variant, seed)
-        return ref64 is not None and all(
-            cmp.as_close_as_reference(out, rec.outputs[slot], ref64, self.session.contract)
-            for out in calls)
 
     def recheck(self) -> None:
         """Re-verify (a suspiciously fast candidate) on never-seen nominal inputs."""

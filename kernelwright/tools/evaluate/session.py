@@ -21,6 +21,7 @@ from kernelwright.config import Settings
 from kernelwright.errors import TaskError
 from kernelwright.spec import Contract, ShapeVariant, Task
 from kernelwright.spec.contract import parse_spaces
+from kernelwright.tools.evaluate import _compare as cmp
 from kernelwright.tools.evaluate.orchestrator import ReferenceRunner, RunnerFailed
 from kernelwright.tools.evaluate.shm import Arena, SlotLayout
 from kernelwright.tools.evaluate.verify import lockdown_allowed
@@ -174,14 +175,19 @@ class TaskSession:
         finally:
             out.close()
 
-    def fp64_of(self, arenas: Arenas, slot: int, variant: ShapeVariant | None = None,
-                seed: int = 0) -> list[torch.Tensor] | None:
-        """Float64 outputs for one slot of the reference's arenas: the arbiter of a mismatch
-        with the float32 reference (:func:`_compare.as_close_as_reference`)."""
+    def as_accurate(self, arenas: Arenas, slot: int, calls: list[list[torch.Tensor]],
+                    ref: list[torch.Tensor], variant: ShapeVariant | None = None,
+                    seed: int = 0) -> bool:
+        """The arbiter of a mismatch with the float32 reference ``ref``: whether every call's
+        outputs are as close to the reference run in float64 on ``slot`` of ``arenas`` as
+        ``ref`` is (:func:`_compare.as_close_as_reference`). False when the model cannot run
+        in float64: the float32 comparison then stands."""
         try:
-            return self._fp64(variant or self.contract.nominal, arenas, slot, seed)
-        except Exception:  # noqa: BLE001 - no arbiter: the float32 comparison stands
-            return None
+            ref64 = self._fp64(variant or self.contract.nominal, arenas, slot, seed)
+        except Exception:  # noqa: BLE001 - no arbiter
+            return False
+        return ref64 is not None and all(
+            cmp.as_close_as_reference(out, ref, ref64, self.contract) for out in calls)
 
     def candidate_arenas(self, key: tuple, variant: ShapeVariant, slots: int,
                          scalars: dict[str, Any]) -> Arenas:

@@ -232,23 +232,13 @@ def _check_round(ev: CandidateEvaluation, sides: Sides, picked: list[int], contr
                                                                       strict=True)):
             continue
         _, _, _, message = cmp.errors(cand_out, ref_out, contract)
-        if message and not _as_close_as_reference(ev, sides, slot, cand_out, ref_out):
+        if message and not ev.session.as_accurate(sides.ref, slot, [cand_out], ref_out):
             raise vf.Rejected(Level.CORRECT, f"a timed call's output was wrong: {message}",
                               {Flag.TIMING_MISMATCH})
 
     for slot in picked:
         vf.judge_effects({}, sides.cand.inputs.views(slot), sides.ref.inputs.views(slot),
                          contract)
-
-
-def _as_close_as_reference(ev: CandidateEvaluation, sides: Sides, slot: int, cand_out: list,
-                           ref_out: list) -> bool:
-    """A mismatch with the float32 reference stands unless the reference, run in float64 on
-    the slot's inputs, finds the candidate as close to it as the float32 reference is
-    (:func:`_compare.as_close_as_reference`)."""
-    ref64 = ev.session.fp64_of(sides.ref, slot)
-    return ref64 is not None and cmp.as_close_as_reference(cand_out, ref_out, ref64,
-                                                            ev.session.contract)
 
 
 def _tol(contract, r) -> tuple[float, float]:

@@ -46,6 +46,7 @@ from kernelwright.tools.lower.emit.rows import (
     _out_index,
     _reduce_lanes,
     _stash_store,
+    reading_from,
     simd_clause,
     stash_of,
 )
@@ -341,9 +342,7 @@ def _stash_epilogue(k: KernelCtx, dom: Reduction, outer: list[Ix], grp: Group,
         want[0] = linear(idx, tuple(dom.src_shape))
         write_epilogue(k, dom.src_shape, idx, grp.epilogue, names)
 
-    k.realized[src.id] = buf
-    k.load_buffer = load_buffer  # type: ignore[method-assign]
-    try:
+    with reading_from(k, src.id, buf, load_buffer):
         if factor is None:
             plan.loops(k, dom.red_sizes, write, "")
         else:
@@ -360,8 +359,5 @@ def _stash_epilogue(k: KernelCtx, dom: Reduction, outer: list[Ix], grp: Group,
                     write(lead + [Ix.atom(name, (0, n - 1))])
 
             _blocks(k, dom.red_sizes, plan.block, block)
-    finally:
-        del k.realized[src.id]
-        k.load_buffer = plain  # type: ignore[method-assign]
     if any(got != at for got, at in loads):
         raise StashMismatch(e.name)

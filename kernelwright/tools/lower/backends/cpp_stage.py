@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from kernelwright.tools.lower.emit.rows import StashMismatch
+from kernelwright.tools.lower.emit.rows import StashMismatch, reading_from
 from kernelwright.tools.lower.index import linear
 
 if TYPE_CHECKING:
@@ -99,12 +99,7 @@ def staged(k: KernelCtx, grp: Group, outer: list[Ix], plan: Any,
             elsewhere.append(node.name)
         return k.let(f"{buf}[{local(idx)}]", node.ctype)
 
-    k.realized[src.id] = buf
-    k.load_buffer = load_buffer  # type: ignore[method-assign]
-    try:
+    with reading_from(k, src.id, buf, load_buffer):
         yield
-    finally:
-        del k.realized[src.id]
-        k.load_buffer = plain  # type: ignore[method-assign]
     if elsewhere:
         raise StashMismatch(elsewhere[0])

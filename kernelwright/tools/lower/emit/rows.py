@@ -9,6 +9,8 @@ in their output on the way (``stash_of``).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 
@@ -41,6 +43,20 @@ def stash_of(k: KernelCtx, grp: Group, names: dict[int, str]):
     return None
 
 
+@contextmanager
+def reading_from(k: KernelCtx, node_id: int, buf: str, load_buffer) -> Iterator[None]:
+    """For the block, loads of node ``node_id`` read ``buf`` through ``load_buffer`` (the
+    softmax stash in the output, a C++ row's staged source); then as before."""
+    plain = k.load_buffer
+    k.realized[node_id] = buf
+    k.load_buffer = load_buffer  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del k.realized[node_id]
+        k.load_buffer = plain  # type: ignore[method-assign]
+
+
 def _epilogue_from_stash(k: KernelCtx, dom: Reduction, outer: list[Ix], lid: str | None,
                          wg: int, grp: Group, names: dict[int, str]) -> None:
     _, src, buf, e = k.stash
@@ -58,13 +74,8 @@ def _epilogue_from_stash(k: KernelCtx, dom: Reduction, outer: list[Ix], lid: str
         want[0] = linear(idx, tuple(dom.src_shape))
         write_epilogue(k, dom.src_shape, idx, grp.epilogue, names)
 
-    k.realized[src.id] = buf
-    k.load_buffer = load_buffer  # type: ignore[method-assign]
-    try:
+    with reading_from(k, src.id, buf, load_buffer):
         _over_row(k, dom, outer, lid, wg, write, "")
-    finally:
-        del k.realized[src.id]
-        k.load_buffer = plain  # type: ignore[method-assign]
     if any(got != at for got, at in loads):
         raise StashMismatch(e.name)
 
