@@ -58,8 +58,31 @@ def all_close(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> boo
     if not (r.is_floating_point() or r.is_complex()):
         return torch.equal(c, r)
     cf, rf = c.reshape(-1), r.reshape(-1)
+    if within_atol(cf, rf, atol):
+        return True
     return all(_close_chunk(cf[i:i + CHUNK], rf[i:i + CHUNK], atol, rtol)
                for i in range(0, rf.numel(), CHUNK))
+
+
+QUICK_CHUNK = 1 << 18  # elements per pass of within_atol (measured best of 32K-256K)
+
+
+def within_atol(c: torch.Tensor, r: torch.Tensor, atol: float) -> bool:
+    """Whether every ``|c - r| <= atol`` with no NaN or infinity in the difference, for flat
+    real tensors of one dtype: a sufficient condition for :func:`all_close` in two passes
+    (the difference into a reused buffer, then its min and max), where the full test takes
+    eight. An honest kernel's outputs usually meet it (measured on 4M floats: 1.7 ms against
+    8.5 ms); anything else falls through to the full test."""
+    if c.dtype != r.dtype or r.is_complex() or not r.numel():
+        return False
+    buf = torch.empty(min(QUICK_CHUNK, r.numel()), dtype=r.dtype)
+    for i in range(0, r.numel(), QUICK_CHUNK):
+        diff = buf[:min(QUICK_CHUNK, r.numel() - i)]
+        torch.sub(c[i:i + QUICK_CHUNK], r[i:i + QUICK_CHUNK], out=diff)
+        low, high = torch.aminmax(diff)
+        if not (float(low) >= -atol and float(high) <= atol):  # NaN fails both
+            return False
+    return True
 
 
 def _close_chunk(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> bool:

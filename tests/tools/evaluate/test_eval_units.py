@@ -50,14 +50,39 @@ def test_all_close_matches_torch_allclose():
         assert not all_close(c, r, 1e-4, 1e-4)
 
 
+def test_all_close_quick_path_agrees_with_torch_allclose_past_its_chunks():
+    """The two-pass test (every difference within atol) answers only when that suffices; an
+    element within rtol but not atol, a NaN or an infinity in the third chunk falls through
+    to the full test, which decides as torch.allclose does."""
+    from kernelwright.tools.evaluate._compare import QUICK_CHUNK, all_close, within_atol
+
+    r = torch.randn(2 * QUICK_CHUNK + 1000) * 10
+    near = r + 1e-5 * torch.randn_like(r)
+    assert within_atol(near, r, 1e-4) and all_close(near, r, 1e-4, 1e-4)
+    at = 2 * QUICK_CHUNK + 10
+    for value_c, value_r in ((r[at] * (1 + 5e-5), r[at]), (float("nan"), float("nan")),
+                             (float("inf"), float("inf")), (float("nan"), 1.0),
+                             (float("-inf"), float("inf")), (r[at] + 1e-3, r[at])):
+        c, ref = near.clone(), r.clone()
+        c[at], ref[at] = value_c, value_r
+        assert not within_atol(c, ref, 1e-4)
+        assert all_close(c, ref, 1e-4, 1e-4) == torch.allclose(c, ref, 1e-4, 1e-4,
+                                                                equal_nan=True)
+    assert not within_atol(near.double(), r, 1e-4)  # mixed dtypes: the full test decides
+
+
 def test_batch_size_keeps_the_round_trip_under_one_percent():
-    from kernelwright.tools.evaluate.timing import MAX_SLOTS, batch_size
+    from kernelwright.tools.evaluate.timing import MAX_SLOTS, MIN_BATCH, batch_size
 
     n = batch_size(rtt=1e-4, fast=1e-4, slow=2e-4, slot_bytes=1024)
     assert n == 100 and 1e-4 / (n * 1e-4) <= 0.01
     assert batch_size(rtt=1e-4, fast=1.0, slow=1.0, slot_bytes=1024) == 1
     assert batch_size(rtt=1e-3, fast=1e-7, slow=1e-7, slot_bytes=1024) == MAX_SLOTS
     assert batch_size(rtt=1e-4, fast=1e-6, slow=1e-6, slot_bytes=200 << 20) == 1
+    # a 5 ms call: the round trip alone asks for 2, but a round's two checks would then
+    # cover every call; the time cap (50 ms a batch) still holds
+    assert batch_size(rtt=1e-4, fast=5e-3, slow=5e-3, slot_bytes=1024) == MIN_BATCH
+    assert batch_size(rtt=1e-4, fast=5e-3, slow=2e-2, slot_bytes=1024) == 2
 
 
 def test_protocol_frames_reject_unknown_types_and_honour_deadlines():
