@@ -119,7 +119,7 @@ class CandidateGroup:
 
     def close(self) -> None:
         """Kill everything in the group and remove it."""
-        for _ in range(50):
+        for _ in range(250):  # a process with large mappings takes 10-60 ms to exit
             victims = self.pids()
             if not victims:
                 break
@@ -132,7 +132,7 @@ class CandidateGroup:
                 self.thaw()  # a frozen process dies only once thawed
             except OSError:
                 pass
-            time.sleep(0.005)
+            time.sleep(0.001)
         for d in dict.fromkeys(self.dirs.values()):
             _rmdir(d)
 

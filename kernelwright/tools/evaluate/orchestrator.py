@@ -283,12 +283,12 @@ class ForkServer:
 
     def reap(self, scratch: Path) -> dict[str, int]:
         """Kill every process below the server, then let it reap them and clean up."""
-        for _ in range(3):
-            victims = sandbox.descendants(self.host_pid)
+        for _ in range(30):  # the dead stay below it as zombies until the server reaps them
+            victims = sandbox.living(sandbox.descendants(self.host_pid))
             if not victims:
                 break
             sandbox.signal_all(victims, signal.SIGKILL)
-            time.sleep(0.01)
+            time.sleep(0.001)
         reply = self.control.request({"op": "reap", "scratch": str(scratch)}, 30.0,
                                      frozenset({"done"}))
         return reply.get("statuses", {})

@@ -257,6 +257,20 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def living(pids: Iterable[int]) -> list[int]:
+    """``pids`` less those that are gone or zombies (dead, waiting for their parent's wait)."""
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            out.append(pid)
+    return out
+
+
 def inner_pid(host_pid: int) -> int | None:
     """The pid ``host_pid`` has in its innermost pid namespace (``NSpid``'s last field)."""
     try:
