@@ -8,8 +8,9 @@ candidate first).
 
 Batch size: ``N = ceil(OVERHEAD_FACTOR * rtt / t_call)``, with ``rtt`` the round trip of an
 empty batch and ``t_call`` the faster side's time per call, measured in warm-up rounds; so the
-round trip is under ``1 / OVERHEAD_FACTOR`` (1 %) of a batch. ``N`` is capped so that a batch
-stays under ``MAX_BATCH_S`` and the input slots fit ``MAX_SLOT_BYTES``.
+round trip is under ``1 / OVERHEAD_FACTOR`` (1 %) of a batch. ``N`` is at least ``MIN_BATCH``
+and capped so that a batch stays under ``MAX_BATCH_S`` and the input slots fit
+``MAX_SLOT_BYTES``.
 
 Fresh inputs: ``N`` input sets are drawn by the reference runner (seeds never used by
 verification); before every round each floating element gets its own random factor near 1
@@ -56,6 +57,10 @@ MIN_ROUNDS = 5
 STATS_ROUNDS = 10
 SLOW_SIDE_FACTOR = 5.0
 CHECKS_PER_ROUND = 2
+# calls per batch at least (within the caps): a round's checks and messages cost the same
+# whatever its size, and with two calls a round the orchestrator checked every call of a
+# 5 ms kernel, as long again as the calls themselves
+MIN_BATCH = 4 * CHECKS_PER_ROUND
 PROBE_SLOTS = 2
 
 
@@ -106,7 +111,7 @@ def _time_candidate(ev: CandidateEvaluation, observers: Sequence[Observer],
 
 def batch_size(rtt: float, fast: float, slow: float, slot_bytes: int) -> int:
     """Calls per batch: the round trip under 1 % of the faster side's batch, within caps."""
-    want = math.ceil(OVERHEAD_FACTOR * rtt / max(fast, 1e-9))
+    want = max(MIN_BATCH, math.ceil(OVERHEAD_FACTOR * rtt / max(fast, 1e-9)))
     by_time = max(1, int(MAX_BATCH_S / max(slow, 1e-9)))
     by_memory = max(1, MAX_SLOT_BYTES // max(slot_bytes, 1))
     return max(1, min(want, by_time, by_memory, MAX_SLOTS))
