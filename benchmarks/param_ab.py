@@ -33,14 +33,18 @@ def _value(text: str):
     return text
 
 
-def measure(path: Path, backend: str, name: str, value, rounds: int, calls: int) -> str:
-    from kernelwright.spec import Task
+def measure(path: Path, backend: str, name: str, value, rounds: int, calls: int,
+            custom: bool) -> str:
+    from kernelwright.spec import ImplementationSpace, Task, derive_contract
     from kernelwright.tools.lower import lower_task
     from kernelwright.tools.lower.in_process import built_candidate
 
     task = Task.from_path(path)
-    prog = lower_task(task, backend)
-    keys = [k for k in prog.space if k.split(".", 1)[1] == name]
+    contract = derive_contract(task)
+    if custom:
+        contract = contract.narrowed([ImplementationSpace.CUSTOM_KERNEL])
+    prog = lower_task(task, backend, contract=contract)
+    keys = [k for k in prog.space if k.partition(".")[2] == name]
     if not keys:
         return f"{path.stem}: no group has {name!r}; skipped"
     module = task.load_module()
@@ -75,13 +79,16 @@ def main() -> None:
     parser.add_argument("tasks", nargs="+", type=Path)
     parser.add_argument("--backend", default="cpp", choices=["cpp", "sycl"])
     parser.add_argument("--set", required=True, help="NAME=VALUE, e.g. stage=0")
+    parser.add_argument("--custom", action="store_true",
+                        help="custom kernels only (the default point of --spaces custom)")
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--calls", type=int, default=3)
     args = parser.parse_args()
     name, _, text = args.set.partition("=")
     warnings.filterwarnings("ignore")
     for path in args.tasks:
-        print(measure(path, args.backend, name, _value(text), args.rounds, args.calls),
+        print(measure(path, args.backend, name, _value(text), args.rounds, args.calls,
+                      args.custom),
               flush=True)
 
 
