@@ -102,3 +102,44 @@ def test_windows_inside_the_input_in_every_dim_read_plainly(tmp_path, backend):
     assert "kw_min(kw_max" not in kernels and ">= 0)" not in kernels
     if backend == "cpp":
         assert "#pragma omp simd reduction(+:" in kernels
+
+
+UNROLLED = '''
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class Model(nn.Module):
+    def forward(self, y, z, w):
+        return (F.max_pool2d(torch.tanh(y) * 2, 4),         # 16 taps, the l2_85 form
+                F.max_pool3d(torch.sigmoid(z), 3, 1, 1),    # 27 taps, padded: clamped reads
+                F.avg_pool2d(torch.relu(w), 11, 1))         # 121 taps: left as loops
+
+
+def get_inputs():
+    y = torch.randn(2, 3, 18, 70)
+    y[1, 2, 5, 6] = float("nan")  # a NaN in a window: max pooling keeps it
+    return [y, torch.randn(1, 2, 5, 6, 37), torch.randn(1, 2, 14, 45)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_small_windows_inside_a_simd_loop_are_unrolled_whole(tmp_path):
+    """g++ vectorises a loop over outputs only around one inner loop: a 2-D or 3-D window of
+    at most WINDOW_UNROLL_MAX taps inside the simd loop is unrolled whole (every window loop
+    carries the pragma), a larger one is left as loops; all match torch."""
+    from kernelwright.tools.lower.ops_anchor import WINDOW_UNROLL_MAX
+
+    path = tmp_path / "unrolled.py"
+    path.write_text(UNROLLED)
+    prog = lower_task(Task.from_path(path), "cpp")
+    check_lowered(prog)
+    kernels = prog.candidate.source.split("[EVOLVE_START]")[1]
+    pragmas = re.findall(r"#pragma GCC unroll (\d+)", kernels)
+    assert 11 * 11 > WINDOW_UNROLL_MAX >= 27
+    assert pragmas.count("4") >= 2 and pragmas.count("3") >= 3  # both loops, all three
+    assert "11" not in pragmas
