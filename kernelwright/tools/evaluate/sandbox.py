@@ -257,18 +257,20 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (the state first), or
+    ``None`` when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def living(pids: Iterable[int]) -> list[int]:
     """``pids`` less those that are gone or zombies (dead, waiting for their parent's wait)."""
-    out = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state not in ("Z", "X"):
-            out.append(pid)
-    return out
+    return [pid for pid in pids
+            if (fields := stat_fields(pid)) and fields[0] not in ("Z", "X")]
 
 
 def inner_pid(host_pid: int) -> int | None:

@@ -27,11 +27,10 @@ _TICK = os.sysconf("SC_CLK_TCK")
 
 def cpu_seconds(pid: int) -> float:
     """CPU time of ``pid`` and of its reaped children (0 if it is gone)."""
+    fields = sandbox.stat_fields(pid)
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
         return sum(int(fields[i]) for i in (11, 12, 13, 14)) / _TICK  # utime..cstime
-    except (OSError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError):  # gone (None) or malformed
         return 0.0
 
 
