@@ -28,21 +28,16 @@ Without a CUDA device it says so and exits 2; ``--emulator-only`` runs the emula
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# This folder holds coverage.py, which would shadow the coverage package numba looks for.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)
-
 import argparse
 import hashlib
 import json
 import statistics
+import sys
 import tempfile
 import time
 import traceback
 import types
+from pathlib import Path
 from typing import Any
 
 import numpy as np

@@ -50,10 +50,6 @@ from kernelwright.tools.gpusim.records import TraceInstruction
 from kernelwright.tools.gpusim.timing import engine_kind, simulate_kernel, simulate_trace_dir
 from kernelwright.tools.gpusim.traces import InMemoryKernel, TraceDirWriter, iter_kernels
 
-# Run as a script, this folder is sys.path[0]; its coverage.py would shadow the coverage package
-# that numba imports. Nothing here is imported through sys.path[0] (see emulator_rows).
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
-
 Row = tuple[str, float, str]
 Body = Callable[[int, int], list[TraceInstruction]]
 

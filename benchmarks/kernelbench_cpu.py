@@ -3,7 +3,7 @@
 KernelBench's level-1/2 problems are sized for a data-centre GPU (a 1024x8192x8192 GEMM, 4 GB
 activations). This script reads a KernelBench checkout and writes scaled copies of a
 deterministic sample of its problems into an output directory (outside this repository: the
-problems are not ours to ship), ready for ``benchmarks/coverage.py --tasks DIR``.
+problems are not ours to ship), ready for ``benchmarks/corpus_coverage.py --tasks DIR``.
 
 The rule is the same for every file, never tuned per problem:
 - the size constants are the file's module-level integer assignments of 8 or more (``batch_size``,

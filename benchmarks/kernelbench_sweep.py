@@ -6,7 +6,8 @@ only): derive the contract (the shape variants kernelwright checks candidates on
 candidate and run it beside eager on the nominal inputs. The error of each is the normwise
 relative error against the reference run in float64 (eager's own error is the yardstick:
 a row matches when ours is within ten times eager's, or under 1e-5); where the model cannot
-run in float64, eager is the reference. No timing: ``coverage.py`` times through the harness.
+run in float64, eager is the reference. No timing: ``corpus_coverage.py`` times through the
+harness.
 
     python benchmarks/kernelbench_sweep.py --tasks /tmp/kb-all [--backend cpp] [--timeout 600]
 

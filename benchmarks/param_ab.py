@@ -5,7 +5,7 @@ Per task: lower once, build both candidates beside the reference (its weights lo
 inputs), check each against eager (max abs error printed), then ``--rounds`` rounds in which
 each of the three runs ``--calls`` calls; medians and minima in ms per call. A task whose space
 has no such parameter is listed and skipped. A developer's tool for a change to one emitter;
-the harness (``benchmarks/coverage.py``) is the measurement of record.
+the harness (``benchmarks/corpus_coverage.py``) is the measurement of record.
 
 Run::
 

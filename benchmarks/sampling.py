@@ -27,26 +27,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 import warnings
-from pathlib import Path
 
-# benchmarks/coverage.py would shadow the coverage package that numba imports (the timing
-# model's compiled engine): drop this folder from the import path before anything imports numba.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
-
-from kernelwright.config import Settings  # noqa: E402
-from kernelwright.tools.gpusim.workloads import (  # noqa: E402
+from kernelwright.config import Settings
+from kernelwright.tools.gpusim.workloads import (
     SAMPLING_SUITE,
     SMALL_SUITE,
     SUITE_SAMPLING,
     traced_workload,
 )
-from kernelwright.tools.sampler import get_sampler, scan_trace_dir, score, summarize  # noqa: E402
-from kernelwright.tools.sampler.contrastive import TrainConfig  # noqa: E402
-from kernelwright.tools.sampler.gcl import GCLSampler  # noqa: E402
-from kernelwright.tools.sampler.groundtruth import invocation_cycles, robustness_configs  # noqa: E402
+from kernelwright.tools.sampler import get_sampler, scan_trace_dir, score, summarize
+from kernelwright.tools.sampler.contrastive import TrainConfig
+from kernelwright.tools.sampler.gcl import GCLSampler
+from kernelwright.tools.sampler.groundtruth import invocation_cycles, robustness_configs
 
 METHODS = ["gcl", "gcl-first", "gcl-silhouette", "pka", "sieve", "stem", "photon", "random"]
 

@@ -1,7 +1,7 @@
 """The lowering corpus: where its task files live, their families, and how to pick some.
 
-Shared by the corpus tests and ``benchmarks/coverage.py`` (which imports this file by path, so
-that the benchmark does not depend on ``tests`` being a package).
+Shared by the corpus tests and ``benchmarks/corpus_coverage.py`` (which imports this file by
+path, so that the benchmark does not depend on ``tests`` being a package).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
 - ``test_lowered_baseline_is_correct`` (per backend and task): waits for the harness's verdict
   (sandboxed worker, three seeds, every shape variant of the contract, poisoned outputs,
   unchanged inputs, the fp64 precision check). Timing is cut to the minimum the harness
-  allows (3 rounds, no warm-up): speed is measured by ``benchmarks/coverage.py``.
+  allows (3 rounds, no warm-up): speed is measured by ``benchmarks/corpus_coverage.py``.
 
 Rule (``kw_corpus.verified``): on cpp every task; on sycl every third task of each family in
 name order, starting with the first (59 tasks). ``KW_CORPUS_ALL=1`` verifies all on both.

@@ -1,4 +1,5 @@
-"""benchmarks/coverage.py: its options, the task selection and space override, and a smoke run."""
+"""benchmarks/corpus_coverage.py: its options, the task selection and space override, and a smoke
+run."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def get_init_inputs():
 
 def _coverage():
     spec = importlib.util.spec_from_file_location("kw_coverage", ROOT / "benchmarks" /
-                                                  "coverage.py")
+                                                  "corpus_coverage.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules["kw_coverage"] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
@@ -82,7 +83,7 @@ def test_task_directory_families_and_spaces(kb_dir, tmp_path):
 @pytest.mark.slow
 def test_smoke_on_two_tiny_tasks_at_budget_1(kb_dir, tmp_path):
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "coverage.py"), "--tasks", str(kb_dir),
+        [sys.executable, str(ROOT / "benchmarks" / "corpus_coverage.py"), "--tasks", str(kb_dir),
          "--backend", "cpp", "--budget", "1", "--min-time", "0.02", "--json"],
         capture_output=True, text=True, timeout=900, cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

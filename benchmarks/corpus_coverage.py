@@ -30,7 +30,7 @@ custom kernels, vendor libraries and the framework). Each task is copied into a 
 directory with that ``ALLOWED_SPACES`` (what a task file says; this branch has no ``--spaces``
 option of the CLI to pass it through); ``--spaces task`` keeps what each file says.
 
-    python benchmarks/coverage.py [--tasks DIR] [--spaces all|custom|task]
+    python benchmarks/corpus_coverage.py [--tasks DIR] [--spaces all|custom|task]
                                   [--backend sycl|cpp|cuda] [--budget 1] [--family gemm]
                                   [--limit N] [--per-family N] [--no-compile] [--json]
 """
@@ -313,7 +313,7 @@ def with_spaces(path: Path, spaces: str, into: Path) -> Path:
         return path
     copy = into / path.name
     copy.write_text(path.read_text() + f"\n\nALLOWED_SPACES = {SPACES[spaces]!r}  "
-                                       "# set by benchmarks/coverage.py --spaces\n")
+                                       "# set by benchmarks/corpus_coverage.py --spaces\n")
     return copy
 
 
