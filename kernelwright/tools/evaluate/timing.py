@@ -98,14 +98,14 @@ def time_candidate(ev: CandidateEvaluation, observers: Sequence[Observer]) -> Ti
 
 def _time_candidate(ev: CandidateEvaluation, observers: Sequence[Observer],
                     settings) -> TimingOutcome:
-    probe = _sides(ev, PROBE_SLOTS)
+    probe = _sides(ev, PROBE_SLOTS, filled=PROBE_SLOTS)
     for _ in range(max(1, settings.warmup_calls)):
         t_ref = _batch(ev, probe, "ref", list(range(PROBE_SLOTS))) / PROBE_SLOTS
         t_cand = _batch(ev, probe, "cand", list(range(PROBE_SLOTS))) / PROBE_SLOTS
     rtt = min(min(_batch(ev, probe, side, []) for side in ("ref", "cand")) for _ in range(3))
     n = batch_size(rtt, min(t_ref, t_cand), max(t_ref, t_cand),
                    probe.ref.inputs.slot_bytes)
-    sides = probe if n <= PROBE_SLOTS else _sides(ev, n)
+    sides = probe if n <= PROBE_SLOTS else _sides(ev, n, filled=0)  # rounds refresh them all
     return _rounds(ev, sides, n, observers, settings)
 
 
@@ -117,8 +117,10 @@ def batch_size(rtt: float, fast: float, slow: float, slot_bytes: int) -> int:
     return max(1, min(want, by_time, by_memory, MAX_SLOTS))
 
 
-def _sides(ev: CandidateEvaluation, slots: int) -> Sides:
-    """Timing arenas with ``slots`` fresh input sets, mapped into both runners."""
+def _sides(ev: CandidateEvaluation, slots: int, filled: int) -> Sides:
+    """Timing arenas with at least ``slots`` input sets, mapped into both runners; the first
+    ``filled`` hold the drawn values on both sides (every round's refresh rewrites all slots
+    on both sides from the drawn values, so copying more would be undone)."""
     session = ev.session
     cached = session.timing.get("sides")
     if cached is None or cached.slots < slots:
@@ -137,13 +139,13 @@ def _sides(ev: CandidateEvaluation, slots: int) -> Sides:
         session.timing["sides"] = cached
         session.timing["pristine"] = [[None if v is None else v.clone() for v in
                                        ref.inputs.views(k)] for k in range(slots)]
-    for slot, values in enumerate(session.timing["pristine"]):  # undo the last candidate's
-        for view, value in zip(cached.ref.inputs.views(slot), values, strict=True):  # scaling
+    for slot, values in enumerate(session.timing["pristine"][:filled]):  # undo the last
+        for view, value in zip(cached.ref.inputs.views(slot), values, strict=True):  # refresh
             if view is not None:
                 view.copy_(value)
     cand = session.candidate_arenas(("time",), session.contract.nominal, cached.slots,
                                     cached.ref.scalars)
-    for slot in range(cached.slots):
+    for slot in range(filled):
         for view, src in zip(cand.inputs.views(slot), cached.ref.inputs.views(slot),
                              strict=True):
             if view is not None:

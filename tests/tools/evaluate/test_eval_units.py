@@ -324,6 +324,41 @@ def test_fresh_factors_are_independent_per_element_and_fill_the_span():
     assert not torch.equal(f, again)
 
 
+def test_the_compiled_refresh_draws_the_same_levels_independently_per_element():
+    """float64 slots take the one-pass numba kernel: every factor is one of the LEVELS values
+    (so base * factor / base recovers it), every level is used, neighbours and rounds are
+    unrelated; a half-precision and a strided slot take the torch passes, same span."""
+    import random
+
+    import torch
+
+    from kernelwright.tools.evaluate import freshness
+
+    base = torch.rand(65535, dtype=torch.float64) + 0.5  # odd size, no zeros
+    ref, cand = torch.empty_like(base), torch.empty_like(base)
+    rng = random.Random(5)
+    freshness.refresh([[ref]], [[cand]], [[base]], rng)
+    assert torch.equal(ref, cand)
+    levels = ((ref / base - (1 - freshness.SPAN)) / (2 * freshness.SPAN / (freshness.LEVELS - 1)))
+    assert float((levels - levels.round()).abs().max()) < 1e-6
+    assert levels.round().unique().numel() == freshness.LEVELS
+    flat = levels - levels.mean()
+    for lag in (1, 4, 256):
+        corr = torch.corrcoef(torch.stack([flat[:-lag], flat[lag:]]))[0, 1]
+        assert abs(float(corr)) < 0.02
+    first = ref.clone()
+    freshness.refresh([[ref]], [[cand]], [[base]], rng)
+    corr = torch.corrcoef(torch.stack([first / base, ref / base]))[0, 1]
+    assert abs(float(corr)) < 0.02  # a new seed: nothing carried over between rounds
+
+    for other in (base.to(torch.float16), base.reshape(-1, 5)[:, :3]):
+        ref, cand = torch.empty_like(other), torch.empty_like(other)
+        freshness.refresh([[ref]], [[cand]], [[other]], rng)
+        assert torch.equal(ref, cand)
+        rel = (ref.double() / other.double() - 1).abs()
+        assert float(rel.max()) <= freshness.SPAN + 2.0**-10 and float(rel.std()) > 1e-3  # fp16
+
+
 def test_a_timing_below_the_physical_floor_is_capped(tmp_path):
     import json
 
