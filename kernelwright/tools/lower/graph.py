@@ -93,7 +93,23 @@ def build_graph(cap: Captured, constants: dict[str, torch.Tensor]) -> LoweredGra
             b.values[fx_node] = fn(b, fx_node)
         elif fx_node.op == "output":
             outs = _user_outputs(ep, fx_node, b)
-    return LoweredGraph(user, state, consts, b.nodes, outs, ops, values=b.values)
+    return LoweredGraph(user, state, consts, live_nodes(b.nodes, outs), outs, ops,
+                        values=b.values)
+
+
+def live_nodes(nodes: list[Node], outputs: list[Node]) -> list[Node]:
+    """``nodes`` (in order) that an output depends on. A traced operator can yield values
+    the model drops (``torch.min(x, dim)[0]`` also yields the indices): computing them was a
+    kernel of its own, run on every call (KernelBench l1_53: a second, scalar pass over the
+    input for indices nobody read)."""
+    live: set[int] = set()
+    stack = list(outputs)
+    while stack:
+        n = stack.pop()
+        if n.id not in live:
+            live.add(n.id)
+            stack.extend(n.deps)
+    return [n for n in nodes if n.id in live]
 
 
 def _user_outputs(ep, fx_node, b: Builder) -> list[Node]:

@@ -133,3 +133,45 @@ def test_library_call_reads_the_first_slice_of_a_larger_buffer(tmp_path):
     vendor = prog.with_params({k: "vendor" for k in prog.space if k.endswith(".impl")})
     assert "vendor_linear" in vendor.describe()
     check_lowered(vendor)
+
+
+DROPPED_INDICES = '''
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        values = torch.min(x, dim=1)[0]                  # the indices are dropped
+        top, where = torch.max(x, dim=2)                 # both kept
+        return values * 2, top + where.to(x.dtype)
+
+
+def get_inputs():
+    return [torch.randn(4, 33, 40)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_values_no_output_depends_on_get_no_kernel(tmp_path):
+    """``torch.min(x, dim)[0]`` traces an index reduction too: it is left out of the program
+    (it was a kernel of its own, run on every call), while ``max`` keeps its indices, which an
+    output reads."""
+    path = tmp_path / "dropped.py"
+    path.write_text(DROPPED_INDICES)
+    prog = lower_task(Task.from_path(path), "cpp")
+    check_lowered(prog)
+    graph = prog.variants[0].graph
+    reached = {n.id for n in graph.outputs}
+    stack = list(graph.outputs)
+    while stack:
+        for d in stack.pop().deps:
+            if d.id not in reached:
+                reached.add(d.id)
+                stack.append(d)
+    assert {n.id for n in graph.nodes} <= reached  # every node feeds an output
+    kinds = [getattr(n, "op", None) for n in graph.nodes]
+    assert "argmax" in kinds and "argmin" not in kinds, kinds
