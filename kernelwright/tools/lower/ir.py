@@ -91,6 +91,7 @@ class Pointwise(Node):
 
     fn: Body | None = None
     interior: tuple[int, int] | None = None
+    realize: bool = False  # always its own buffer, never inlined (a separable pool's first step)
 
     def compute(self, k: Ops, idx: list[Ix]) -> str:
         assert self.fn is not None

@@ -90,6 +90,9 @@ def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation
     clamp nor check. Where the emitter gives the last dim's interior its own loop, that dim's
     reads there are plain too, so they load as vectors instead of gathers."""
     nd = len(kernel)
+    if not with_index and _separable(x.shape[-nd:], shape[-nd:], kernel, stride, padding,
+                                     dilation):
+        return _separated(b, x, shape, dtype, kernel, stride, dilation, op, divisor)
     ct = compute_type(dtype)
     in_sp = x.shape[-nd:]
     interiors = [_interior(*dims) for dims in zip(in_sp, shape[-nd:], kernel, stride, padding,
@@ -180,6 +183,37 @@ def window_reduce(b: Builder, x, shape, dtype, kernel, stride, padding, dilation
     ids = b.add(Pointwise(tuple(shape), torch.int64, [x],
                           fn=lambda k, idx: body(k, idx, True), cost=math.prod(kernel)))
     return vals, ids
+
+
+def _separable(in_sp, out_sp, kernel, stride, padding, dilation) -> bool:
+    """Whether a pool is taken in two steps (:func:`_separated`): a window of 2+ dims too
+    large to unroll (``WINDOW_UNROLL_MAX``), no padding, every window whole (no ceil-mode
+    window past the input), so sums, counts and maxima split per dim exactly."""
+    return (len(kernel) >= 2 and math.prod(kernel) > WINDOW_UNROLL_MAX
+            and not any(padding)
+            and all((o - 1) * s + (k - 1) * d < i for i, o, k, s, d in zip(
+                in_sp, out_sp, kernel, stride, dilation, strict=True)))
+
+
+def _separated(b: Builder, x, shape, dtype, kernel, stride, dilation, op: str, divisor):
+    """A pool as two: the window's leading dims reduced for every input position of the last
+    dim (rows as long as the input's, so their loads are contiguous vectors), realized, then
+    the last dim's window over that. Per output the work drops from the product of the window
+    to its last extent plus a share of the first step; an 11 x 11 average pool over (16, 64,
+    64, 64) read each window row as an 11-lane simd reduction with a horizontal sum per row
+    (on this task's EPYC, compiled by hand: 2.9-5.4 ms as one step, 1.4-2.6 ms as two). A sum
+    is divided once, by ``divisor`` or the window's size (every window is whole)."""
+    nd = len(kernel)
+    lead = tuple(shape[:-nd])
+    mid_shape = lead + tuple(shape[-nd:-1]) + (x.shape[-1],)
+    first = [*kernel[:-1], 1]
+    mid = window_reduce(b, x, mid_shape, dtype, first, [*stride[:-1], 1], [0] * nd,
+                        [*dilation[:-1], 1], op, divisor=1 if op != "max" else None)
+    mid.realize = True
+    last = [1] * (nd - 1) + [kernel[-1]]
+    return window_reduce(b, mid, shape, dtype, last, [1] * (nd - 1) + [stride[-1]], [0] * nd,
+                         [1] * (nd - 1) + [dilation[-1]], op,
+                         divisor=(divisor or math.prod(kernel)) if op != "max" else None)
 
 
 # C++: a window of at most this many taps, read inside a simd loop over outputs, is unrolled

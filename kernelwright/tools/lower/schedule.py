@@ -85,6 +85,8 @@ def initial_realized(g: LoweredGraph, users: dict[int, list[Node]]) -> set[int]:
             real.add(n.id)
         elif isinstance(n, Pointwise):
             us = users.get(n.id, [])
+            if n.realize:
+                real.add(n.id)
             if len(us) > 1 and n.cost >= RECOMPUTE_LIMIT:
                 real.add(n.id)
             if any(isinstance(u, ANCHORS) for u in us) and _computes(n):

@@ -114,7 +114,7 @@ class Model(nn.Module):
     def forward(self, y, z, w):
         return (F.max_pool2d(torch.tanh(y) * 2, 4),         # 16 taps, the l2_85 form
                 F.max_pool3d(torch.sigmoid(z), 3, 1, 1),    # 27 taps, padded: clamped reads
-                F.avg_pool2d(torch.relu(w), 11, 1))         # 121 taps: left as loops
+                F.avg_pool2d(torch.relu(w), 11, 1))         # 121 taps: two steps
 
 
 def get_inputs():
@@ -131,7 +131,8 @@ def get_init_inputs():
 def test_small_windows_inside_a_simd_loop_are_unrolled_whole(tmp_path):
     """g++ vectorises a loop over outputs only around one inner loop: a 2-D or 3-D window of
     at most WINDOW_UNROLL_MAX taps inside the simd loop is unrolled whole (every window loop
-    carries the pragma), a larger one is left as loops; all match torch."""
+    carries the pragma); a larger unpadded one is taken in two steps (test_separable_pools),
+    the first a column of 11 taps, unrolled; all match torch."""
     from kernelwright.tools.lower.ops_anchor import WINDOW_UNROLL_MAX
 
     path = tmp_path / "unrolled.py"
@@ -142,4 +143,50 @@ def test_small_windows_inside_a_simd_loop_are_unrolled_whole(tmp_path):
     pragmas = re.findall(r"#pragma GCC unroll (\d+)", kernels)
     assert 11 * 11 > WINDOW_UNROLL_MAX >= 27
     assert pragmas.count("4") >= 2 and pragmas.count("3") >= 3  # both loops, all three
-    assert "11" not in pragmas
+    assert "11" in pragmas and "121" not in pragmas
+
+
+SEPARABLE = '''
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class Model(nn.Module):
+    def forward(self, x, v):
+        return (F.avg_pool2d(x, 11),                           # 121 taps, no overlap
+                F.max_pool2d(x, 9, 2, dilation=2),             # 81, overlapping, dilated
+                F.avg_pool2d(x, (9, 8), 3, divisor_override=5),
+                F.max_pool3d(v, (4, 4, 5), (2, 3, 1)),         # 80 taps over three dims
+                F.avg_pool2d(x, 11, 1, 5))                     # padded: one step
+
+
+def get_inputs():
+    x = torch.randn(2, 3, 40, 37)
+    x[1, 0, 20, 20] = float("nan")  # max keeps it, through both steps
+    return [x, torch.randn(1, 2, 9, 12, 17)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("backend", ["cpp", pytest.param("sycl", marks=pytest.mark.requires_sycl)])
+def test_separable_pools_take_two_steps_and_match_torch(tmp_path, backend):
+    """An unpadded pool whose window is too large to unroll reduces its leading window dims
+    first into a realized buffer, then the last dim's window over it: sums, maxima (a NaN
+    kept), a divisor override, overlap, dilation, three dims; a padded one stays one step."""
+    from kernelwright.tools.lower.ops_anchor import _separable
+
+    path = tmp_path / "separable.py"
+    path.write_text(SEPARABLE)
+    prog = lower_task(Task.from_path(path), backend)
+    check_lowered(prog)
+    groups = prog.variants[0].sched.groups
+    firsts = [g for g in groups if getattr(g.main[0], "realize", False)]
+    assert len(firsts) == 4 and len(groups) == 9  # four pools in two steps, one in one
+    assert _separable((40, 37), (3, 3), (11, 11), (11, 11), (0, 0), (1, 1))
+    assert not _separable((40, 37), (40, 37), (11, 11), (1, 1), (5, 5), (1, 1))  # padded
+    assert not _separable((40, 37), (4, 4), (11, 11), (11, 11), (0, 0), (1, 1))  # ceil window
+    assert not _separable((40, 37), (5, 5), (8, 8), (8, 8), (0, 0), (1, 1))  # 64: unrolled
