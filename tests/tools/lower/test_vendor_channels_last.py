@@ -93,3 +93,26 @@ def test_sycl_kernels_read_a_channels_last_result_too(tmp_path):
     cl = prog.with_params({"g0.impl": "vendor", "g0.vlayout": "cl"})
     assert len(_channels_last_steps(cl)) == 1
     check_lowered(cl, tol=2e-4)
+
+
+@pytest.mark.parametrize("conv,expr,shape", [
+    ("nn.ConvTranspose2d(4, 6, 4, stride=2)",
+     "F.gelu(torch.clamp(self.conv(x) + 0.5, max=0.0)) * 2", "2, 4, 9, 7"),
+    ("nn.Conv3d(3, 5, 3)", "torch.sigmoid(self.conv(x)) - 0.25", "1, 3, 6, 7, 12"),
+])
+def test_an_epilogue_over_a_channels_last_result_runs_the_channels_as_lanes(
+        tmp_path, conv, expr, shape):
+    """Along the last dim a channels-last operand is read a channel stride apart; the
+    elementwise epilogue's simd loop runs over the channels instead (contiguous reads), inside
+    a loop over the last dim, and still matches torch. In the plain layout it stays rows."""
+    import re
+
+    prog = lower_task(task_file(tmp_path, "cl_lanes", CONV_MODEL.format(
+        conv=conv, expr=expr, shape=shape)), "cpp")
+    channels = int(conv.split("(")[1].split(",")[1])
+    lanes = re.compile(r"#pragma omp simd\s+for \(int v = 0; v < " + str(channels) + r"; \+\+v\)")
+    plain = prog.with_params({"g0.impl": "vendor", "g0.vlayout": "plain"})
+    assert not lanes.search(plain.candidate.source)
+    cl = prog.with_params({"g0.impl": "vendor", "g0.vlayout": "cl"})
+    assert lanes.search(cl.candidate.source.split("[EVOLVE_START]")[1])
+    check_lowered(cl, tol=2e-4)

@@ -4,6 +4,7 @@ rows, GEMM columns and convolution positions are OpenMP ``simd`` loops."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 from kernelwright.tools.lower.backends.base import CHOICES, Codegen, register
@@ -212,6 +213,9 @@ def pointwise_rows_cpp(k: KernelCtx, node: Node, names: dict[int, str], u: str,
     """A unit is a row (or a chunk of one) of the last dim, an OpenMP simd loop, so index
     math is affine in the loop variable and contiguous operands load as vectors. Few long
     rows are cut into chunks so that every thread gets work."""
+    lanes = permuted_lane_dim(k, node)
+    if lanes is not None:
+        return _permuted_lanes(k, node, names, u, lanes, simdlen)
     cols = node.shape[-1]
     rows = node.numel // cols
     nchunk = 1 if rows >= 32 else max(1, min(-(-cols // 256), -(-32 // rows)))
@@ -238,3 +242,58 @@ def pointwise_rows_cpp(k: KernelCtx, node: Node, names: dict[int, str], u: str,
         with k.block(f"for ({k.idx_type} j = {first}; j < {end}; ++j)"):
             write_element(k, node, names, outer + [Ix.atom("j", rng)])
     return rows * nchunk
+
+
+PERMUTED_LANES_MAX = 64  # the lane dim is a simd loop inside the loop over the last dim
+
+
+def permuted_lane_dim(k: KernelCtx, node: Node) -> int | None:
+    """The dim to run as the simd lanes instead of the last: the innermost dim of an operand
+    of the node's shape stored permuted (a library convolution's channels-last result),
+    when that dim is short. Along the last dim such an operand is read a channel stride
+    apart (a gather, each element on its own cache line); along its innermost dim it is
+    read contiguously and the node's own row-major stores are the ones scattered."""
+    if len(node.shape) < 3 or getattr(node, "interior", None) is not None \
+            or names_layout(k, node) is not None:
+        return None
+    stack, seen = list(node.deps), set()
+    while stack:  # the buffers read, through the pointwise steps computed inline
+        dep = stack.pop()
+        if dep.id in seen:
+            continue
+        seen.add(dep.id)
+        if dep.id not in k.realized:
+            stack.extend(dep.deps if dep.kind == "pointwise" else ())
+            continue
+        order = names_layout(k, dep)
+        if order is not None and tuple(dep.shape) == tuple(node.shape) \
+                and order[-1] != len(node.shape) - 1 \
+                and node.shape[order[-1]] <= PERMUTED_LANES_MAX:
+            return order[-1]
+    return None
+
+
+def names_layout(k: KernelCtx, node: Node) -> tuple[int, ...] | None:
+    name = k.realized.get(node.id)
+    return None if name is None else k.layouts.get(name)
+
+
+def _permuted_lanes(k: KernelCtx, node: Node, names: dict[int, str], u: str, lane: int,
+                    simdlen: int) -> int:
+    """A unit is every index but the lane dim and the last; inside, a loop over the last dim
+    around a simd loop over the lane dim. A ConvTranspose2d's GELU epilogue over a
+    channels-last result (KernelBench l2_93, 16 channels, compiled by hand, 2 threads): 2.2 ms
+    along the last dim, 1.3 ms with the channels as lanes."""
+    shape = tuple(node.shape)
+    last = len(shape) - 1
+    outer_dims = [d for d in range(len(shape)) if d not in (lane, last)]
+    units = math.prod(shape[d] for d in outer_dims)
+    outer = index_vars(k, Ix.atom(u, (0, units - 1)), tuple(shape[d] for d in outer_dims), "i")
+    by_dim = dict(zip(outer_dims, outer, strict=True))
+    with k.block(f"for ({k.idx_type} j = 0; j < {shape[last]}; ++j)"):
+        k.emit("#pragma omp simd" + (f" simdlen({simdlen})" if simdlen else ""))
+        with k.block(f"for ({k.idx_type} v = 0; v < {shape[lane]}; ++v)"):
+            by_dim[lane] = Ix.atom("v", (0, shape[lane] - 1))
+            by_dim[last] = Ix.atom("j", (0, shape[last] - 1))
+            write_element(k, node, names, [by_dim[d] for d in range(len(shape))])
+    return units
