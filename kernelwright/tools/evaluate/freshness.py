@@ -7,7 +7,7 @@ round's inputs from the last one's (no common scale to undo, no low-rank structu
 against), and values stay in the drawn range (signs kept). The refresh is the orchestrator's
 largest cost per round for memory-bound kernels, so contiguous float32/float64 slots take one
 compiled pass (numba) that draws each element's byte from a hash of its index and a fresh
-64-bit seed, scales the drawn value and writes both sides' slots: 1.1-1.9 ms for 4M floats
+64-bit seed, scales the drawn value and writes both sides' slots: 1.1-2.3 ms for 4M floats
 against 5-13 ms for the torch passes (bytes as 64-bit words, widened, scaled, multiplied,
 copied), which other dtypes and layouts keep.
 

@@ -158,7 +158,8 @@ class Model(nn.Module):
                 F.max_pool2d(x, 9, 2, dilation=2),             # 81, overlapping, dilated
                 F.avg_pool2d(x, (9, 8), 3, divisor_override=5),
                 F.max_pool3d(v, (4, 4, 5), (2, 3, 1)),         # 80 taps over three dims
-                F.avg_pool2d(x, 11, 1, 5))                     # padded: one step
+                F.avg_pool2d(x, 11, 1, 5),                     # padded: one step
+                F.avg_pool2d(x.half(), 11).float())            # float partial sums
 
 
 def get_inputs():
@@ -185,7 +186,8 @@ def test_separable_pools_take_two_steps_and_match_torch(tmp_path, backend):
     check_lowered(prog)
     groups = prog.variants[0].sched.groups
     firsts = [g for g in groups if getattr(g.main[0], "realize", False)]
-    assert len(firsts) == 4 and len(groups) == 9  # four pools in two steps, one in one
+    assert len(firsts) == 5  # five pools in two steps, the padded one in one
+    assert [str(g.main[0].dtype) for g in firsts].count("torch.float32") == 5
     assert _separable((40, 37), (3, 3), (11, 11), (11, 11), (0, 0), (1, 1))
     assert not _separable((40, 37), (40, 37), (11, 11), (1, 1), (5, 5), (1, 1))  # padded
     assert not _separable((40, 37), (4, 4), (11, 11), (11, 11), (0, 0), (1, 1))  # ceil window
