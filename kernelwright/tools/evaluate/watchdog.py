@@ -28,9 +28,11 @@ _TICK = os.sysconf("SC_CLK_TCK")
 def cpu_seconds(pid: int) -> float:
     """CPU time of ``pid`` and of its reaped children (0 if it is gone)."""
     fields = sandbox.stat_fields(pid)
+    if fields is None:  # gone
+        return 0.0
     try:
         return sum(int(fields[i]) for i in (11, 12, 13, 14)) / _TICK  # utime..cstime
-    except (TypeError, ValueError, IndexError):  # gone (None) or malformed
+    except (ValueError, IndexError):  # malformed
         return 0.0
 
 
